@@ -1,0 +1,124 @@
+#include "gatejit/compiler/compiler.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "code_object_report.h"
+#include "gatejit/version.h"
+#include "kernel_plan.h"
+#include "lld_link.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm_codegen.h"
+#include "pipeline.h"
+#include "template_library.h"
+
+namespace gatejit::compiler {
+namespace {
+
+// Options that change code generation; part of the fingerprint.
+constexpr const char *kCodegenOptions = "O3;cov5;bare-ptr;index64";
+
+StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, Target target) {
+  llvm::LLVMContext llvm_ctx;
+  auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx);
+  if (!module.ok()) return module.status();
+  if (!target_is_amdgpu(target)) return codegen(**module, target, CodegenOutput::kAssembly);
+  auto object = codegen(**module, target, CodegenOutput::kObject);
+  if (!object.ok()) return object.status();
+  return link_code_object(*object);
+}
+
+}  // namespace
+
+StatusOr<Stage> parse_stage(std::string_view s) {
+  if (s == "template") return Stage::kTemplate;
+  if (s == "gpu") return Stage::kGpu;
+  if (s == "llvm") return Stage::kLlvm;
+  if (s == "isa") return Stage::kIsa;
+  return invalid_argument("stage = '" + std::string(s) + "': allowed stages are template, gpu, llvm, isa");
+}
+
+std::string fingerprint() {
+  return fmt::format("gatejit-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING, templates_hash(), llvm_version(),
+                     kCodegenOptions);
+}
+
+StatusOr<CompiledKernel> compile(const Contract &input) {
+  const auto start = std::chrono::steady_clock::now();
+  auto contract = normalize(input);
+  if (!contract.ok()) return contract.status();
+  auto plan = plan_kernel(*contract);
+  if (!plan.ok()) return plan.status();
+  auto text = instantiate(*plan);
+  if (!text.ok()) return text.status();
+  auto code = generate_code(*text, plan->contract.target);
+  if (!code.ok()) return code.status();
+  const double compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  auto report = read_code_object_report(*code);
+  if (!report.ok()) return report.status();
+  const Contract &c = *contract;
+  const int64_t m_launch = c.m_dynamic ? c.m_max : c.m;
+  (*report)["contract"] = canonical_text(c);
+  (*report)["template"] = template_name(plan->kind);
+  (*report)["reason"] = plan->reason;
+  (*report)["compile_ms"] = compile_ms;
+  (*report)["workgroup_size"] = {plan->geometry.block_x, 1, 1};
+  (*report)["grid"] = {plan->geometry.grid_x(c.n), plan->geometry.grid_y(m_launch), 1};
+  (*report)["toolchain"] = fingerprint();
+
+  CompiledKernel out;
+  KernelBinary &kb = out.binary;
+  kb.key = contract_key(plan->contract);
+  kb.contract_text = canonical_text(plan->contract);
+  kb.target = c.target;
+  kb.format = target_is_amdgpu(c.target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
+  kb.symbol = plan->symbol;
+  kb.geometry = plan->geometry;
+  kb.toolchain = fingerprint();
+  kb.code = std::move(*code);
+  out.report = std::move(*report);
+  kb.report_json = out.report.dump();
+  return out;
+}
+
+StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
+  auto contract = normalize(input);
+  if (!contract.ok()) return contract.status();
+  auto plan = plan_kernel(*contract);
+  if (!plan.ok()) return plan.status();
+  auto text = instantiate(*plan);
+  if (!text.ok()) return text.status();
+  const Target target = plan->contract.target;
+  switch (stage) {
+    case Stage::kTemplate: return text;
+    case Stage::kGpu: return lower_to_stage_text(*text, target, IrStage::kGpu);
+    case Stage::kLlvm: {
+      llvm::LLVMContext ctx;
+      auto module = lower_to_llvm_ir(*text, target, ctx);
+      if (!module.ok()) return module.status();
+      // Run the same optimisation the code object gets, then print.
+      auto asm_or = codegen(**module, target, CodegenOutput::kAssembly);
+      if (!asm_or.ok()) return asm_or.status();
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      (*module)->print(os, nullptr);
+      return s;
+    }
+    case Stage::kIsa: {
+      llvm::LLVMContext ctx;
+      auto module = lower_to_llvm_ir(*text, target, ctx);
+      if (!module.ok()) return module.status();
+      auto asm_or = codegen(**module, target, CodegenOutput::kAssembly);
+      if (!asm_or.ok()) return asm_or.status();
+      return std::string(asm_or->begin(), asm_or->end());
+    }
+  }
+  return internal_error("unknown stage");
+}
+
+}  // namespace gatejit::compiler

@@ -1,0 +1,102 @@
+#include "kernel_plan.h"
+
+#include <fmt/format.h>
+
+#include "gatejit/template_choice.h"
+
+namespace gatejit::compiler {
+namespace {
+
+const char *mlir_type(DType d) {
+  switch (d) {
+    case DType::kBF16: return "bf16";
+    case DType::kF16: return "f16";
+    case DType::kF32: return "f32";
+  }
+  return "?";
+}
+
+// Waves per workgroup for gemv: 4 waves of 64 on gfx9xx (the seed kernel's
+// 256-thread shape); 8 warps of 32 on sm_90 (256 threads as well).
+int gemv_waves_per_block(Target t) { return target_is_amdgpu(t) ? 4 : 8; }
+constexpr int kGenericBlock = 256;
+
+void plan_gemv(KernelPlan &p) {
+  const Contract &c = p.contract;
+  const int64_t eb = dtype_bytes(c.dtype_out);
+  const int64_t vec = 16 / eb;
+  const int64_t wave = target_wave_size(c.target);
+  const int64_t waves = gemv_waves_per_block(c.target);
+  const int64_t kvecs = c.k / vec;
+  auto &P = p.params;
+  P["WAVE"] = fmt::format("{}", wave);
+  P["WAVES"] = fmt::format("{}", waves);
+  P["BLOCK"] = fmt::format("{}", wave * waves);
+  P["VEC"] = fmt::format("{}", vec);
+  P["M_MAX"] = fmt::format("{}", c.m_max);
+  P["N"] = fmt::format("{}", c.n);
+  P["N_LAST"] = fmt::format("{}", c.n - 1);
+  P["K"] = fmt::format("{}", c.k);
+  P["KVECS"] = fmt::format("{}", kvecs);
+  P["K_FULL"] = fmt::format("{}", kvecs / wave);
+  P["K_ITERS"] = fmt::format("{}", (kvecs + wave - 1) / wave);
+  P["LDH"] = fmt::format("{}", c.ld_hidden);
+  P["LDW"] = fmt::format("{}", c.ld_weight);
+  P["LDA"] = fmt::format("{}", c.ld_attn);
+  P["LDO"] = fmt::format("{}", c.ld_out);
+  P["H_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_hidden + c.k);
+  P["W_SIZE"] = fmt::format("{}", (c.n - 1) * c.ld_weight + c.k);
+  P["A_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_attn + c.n);
+  P["O_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_out + c.n);
+  p.geometry = {uint32_t(wave * waves), uint32_t(waves), false};
+}
+
+void plan_generic(KernelPlan &p) {
+  p.params["BLOCK"] = fmt::format("{}", kGenericBlock);
+  // Nominal extent: sizes arrive at launch; 2^40 elements bounds every index.
+  p.params["SPAN"] = "1099511627776";
+  p.geometry = {uint32_t(kGenericBlock), uint32_t(kGenericBlock), true};
+}
+
+}  // namespace
+
+StatusOr<KernelPlan> plan_kernel(const Contract &c) {
+  auto choice = choose_template(c);
+  if (!choice.ok()) return choice.status();
+  KernelPlan p;
+  p.kind = choice->kind;
+  p.reason = choice->reason;
+  p.contract = choice->contract;
+  p.symbol = fmt::format("gatejit_{}_{}_{}_{}", template_name(p.kind), dtype_name(c.dtype_out),
+                         activation_name(c.act), rounding_name(c.rounding));
+  p.params["SYMBOL"] = p.symbol;
+  p.params["T"] = mlir_type(c.dtype_out);
+  if (p.kind == TemplateKind::kGemv) plan_gemv(p);
+  else plan_generic(p);
+  return p;
+}
+
+StatusOr<std::string> instantiate(const KernelPlan &plan) {
+  const Contract &c = plan.contract;
+  const std::string snippets[] = {
+      std::string("epilogue_") + rounding_name(c.rounding),
+      std::string("activation_") + activation_name(c.act),
+      "sigmoid",
+      c.dtype_out == DType::kF32 ? "convert_f32" : "convert_narrow",
+  };
+  std::string epilogue;
+  for (const std::string &name : snippets) {
+    auto text = template_text(name);
+    if (!text.ok()) return text.status();
+    epilogue += *text;
+  }
+  TemplateParams params = plan.params;
+  auto filled_epilogue = substitute(epilogue, params);
+  if (!filled_epilogue.ok()) return filled_epilogue.status();
+  params["EPILOGUE"] = *filled_epilogue;
+  auto kernel = template_text(template_name(plan.kind));
+  if (!kernel.ok()) return kernel.status();
+  return substitute(*kernel, params);
+}
+
+}  // namespace gatejit::compiler

@@ -1,0 +1,30 @@
+// KernelPlan: everything the generator decides for one contract before any IR
+// exists: template, tuning parameters, launch geometry, symbol. The tuning
+// table lives in kernel_plan.cpp and is documented in docs/templates.md.
+#pragma once
+
+#include <string>
+
+#include "gatejit/contract.h"
+#include "gatejit/kernel_binary.h"
+#include "template_library.h"
+
+namespace gatejit::compiler {
+
+struct KernelPlan {
+  TemplateKind kind = TemplateKind::kGeneric;
+  std::string reason;        // why this template (shown in reports and explain)
+  Contract contract;         // the contract actually compiled (generic: shape-free)
+  std::string symbol;
+  LaunchGeometry geometry;
+  TemplateParams params;     // ${NAME} values for the template text
+};
+
+// `c` must be normalised.
+StatusOr<KernelPlan> plan_kernel(const Contract &c);
+
+// The filled-in MLIR text of a plan: the kernel template plus the epilogue,
+// activation, sigmoid and conversion snippets it calls.
+StatusOr<std::string> instantiate(const KernelPlan &plan);
+
+}  // namespace gatejit::compiler

@@ -1,0 +1,103 @@
+#include "llvm_codegen.h"
+
+#include <mutex>
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
+
+namespace gatejit::compiler {
+namespace {
+
+void init_targets_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+    LLVMInitializeAMDGPUDisassembler();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+struct TargetSpec {
+  const char *triple;
+  const char *cpu;
+  const char *features;
+};
+
+TargetSpec spec_for(Target t) {
+  switch (t) {
+    case Target::kGfx950: return {"amdgcn-amd-amdhsa", "gfx950", ""};
+    case Target::kGfx942: return {"amdgcn-amd-amdhsa", "gfx942", ""};
+    case Target::kSm90: return {"nvptx64-nvidia-cuda", "sm_90", "+ptx80"};
+  }
+  return {"", "", ""};
+}
+
+void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
+}  // namespace
+
+std::string llvm_version() { return LLVM_VERSION_STRING; }
+
+StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output) {
+  init_targets_once();
+  const TargetSpec spec = spec_for(target);
+  const llvm::Triple triple(spec.triple);
+  std::string error;
+  const llvm::Target *llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvm_target) return compile_error("LLVM has no backend for " + std::string(spec.triple) + ": " + error);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(llvm_target->createTargetMachine(
+      triple, spec.cpu, spec.features, options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) return compile_error(std::string("cannot create a target machine for ") + spec.cpu);
+
+  module.setTargetTriple(triple);
+  module.setDataLayout(tm->createDataLayout());
+  if (target_is_amdgpu(target))
+    module.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", 500);
+
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_os(verify_errors);
+  if (llvm::verifyModule(module, &verify_os)) return compile_error("LLVM IR does not verify:\n" + verify_errors);
+  optimize(module, *tm);
+
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen_pm;
+  const auto file_type =
+      output == CodegenOutput::kObject ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
+  if (tm->addPassesToEmitFile(codegen_pm, os, nullptr, file_type))
+    return compile_error(std::string("the ") + spec.cpu + " backend cannot emit this file type");
+  codegen_pm.run(module);
+  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+}
+
+}  // namespace gatejit::compiler

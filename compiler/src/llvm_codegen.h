@@ -1,0 +1,27 @@
+// LLVM IR -> machine code with LLVM's own backends: AMDGPU (relocatable ELF
+// object, linked into a code object by lld_link) and NVPTX (PTX text).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gatejit/contract.h"
+#include "gatejit/status.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace gatejit::compiler {
+
+enum class CodegenOutput { kObject, kAssembly };
+
+// Sets the triple and data layout, runs the O3 pipeline, and emits.
+// kObject on AMDGPU: ELF relocatable; kAssembly: AMDGPU asm or PTX text.
+StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output);
+
+// The LLVM version string compiled in (part of the compiler fingerprint).
+std::string llvm_version();
+
+}  // namespace gatejit::compiler

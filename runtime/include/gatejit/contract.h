@@ -1,0 +1,85 @@
+// The gate-epilogue contract: everything a generated kernel is specialised on.
+//
+//   out[m, n] = act(sum_k hidden[m, k] * weight[n, k]) * attn[m, n]
+//
+// A Contract is validated once (validate), then normalised (leading dimensions
+// defaulted, m_max filled in). Its canonical text is the cache and bundle key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "gatejit/status.h"
+
+namespace gatejit {
+
+enum class Target { kGfx950, kGfx942, kSm90 };
+enum class DType { kBF16, kF16, kF32 };
+enum class Activation { kSigmoid, kSilu };
+// kBoundary: round the projection, the activation and the product to the
+// storage dtype, as the unfused PyTorch expression does. kFused: fp32
+// throughout, one rounding at the end.
+enum class Rounding { kBoundary, kFused };
+// kAuto lets the generator choose; the others force a template.
+enum class TemplateKind { kAuto, kGemv, kGeneric };
+
+struct Contract {
+  Target target = Target::kGfx950;
+  int64_t m = 1;          // rows of hidden/attn/out; with m_dynamic, unused (0)
+  bool m_dynamic = false; // the kernel takes the actual M at launch, M <= m_max
+  int64_t m_max = 0;      // upper bound for M; 0 = same as m (fixed M)
+  int64_t n = 0;
+  int64_t k = 0;
+  DType dtype_hidden = DType::kBF16;
+  DType dtype_weight = DType::kBF16;
+  DType dtype_attn = DType::kBF16;
+  DType dtype_out = DType::kBF16;
+  // Row strides in elements; 0 means packed (K for hidden/weight, N for attn/out).
+  int64_t ld_hidden = 0;
+  int64_t ld_weight = 0;
+  int64_t ld_attn = 0;
+  int64_t ld_out = 0;
+  // Bytes the caller guarantees for every base pointer and every row stride.
+  int64_t align = 16;
+  Activation act = Activation::kSigmoid;
+  Rounding rounding = Rounding::kBoundary;
+  TemplateKind template_kind = TemplateKind::kAuto;
+
+  DType dtype() const { return dtype_out; }  // all four are equal once validated
+  bool operator==(const Contract &) const = default;
+};
+
+// Names used in canonical text, JSON, flags and messages.
+const char *target_name(Target t);
+const char *dtype_name(DType d);
+const char *activation_name(Activation a);
+const char *rounding_name(Rounding r);
+const char *template_name(TemplateKind t);
+int64_t dtype_bytes(DType d);
+bool target_is_amdgpu(Target t);
+int target_wave_size(Target t);
+// The full target id a device reports, e.g. "amdgcn-amd-amdhsa--gfx950".
+std::string target_triple_id(Target t);
+
+StatusOr<Target> parse_target(std::string_view s);
+StatusOr<DType> parse_dtype(std::string_view s, std::string_view field = "dtype");
+StatusOr<Activation> parse_activation(std::string_view s);
+StatusOr<Rounding> parse_rounding(std::string_view s);
+StatusOr<TemplateKind> parse_template(std::string_view s);
+
+// Checks every field; the message names the field, the value and what is
+// allowed. Does not modify the contract.
+Status validate(const Contract &c);
+
+// validate() then fill defaults (packed leading dimensions, m_max).
+StatusOr<Contract> normalize(Contract c);
+
+// Stable one-line text of a normalised contract, e.g.
+// "gatejit-contract/1 target=gfx950 m=1 m_max=1 n=1536 ...".
+std::string canonical_text(const Contract &c);
+
+// 32 hex digits of XXH3-128 over canonical_text(c).
+std::string contract_key(const Contract &c);
+
+}  // namespace gatejit

@@ -1,0 +1,54 @@
+// KernelBinary: one compiled kernel as it flows from the compiler into the
+// disk cache and bundles and on to the loader. Its encoded form (a versioned,
+// checksummed blob) is the same in a cache entry and in a bundle entry.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gatejit/contract.h"
+
+namespace gatejit {
+
+enum class BinaryFormat { kHsaco, kPtx };
+const char *binary_format_name(BinaryFormat f);
+
+// Every gatejit kernel has this argument list (the kernel ABI):
+//   (ptr hidden, ptr weight, ptr attn, ptr out,
+//    i64 M, i64 N, i64 K, i64 ld_hidden, i64 ld_weight, i64 ld_attn, i64 ld_out)
+// Specialised kernels read only M of the scalars; generic reads them all.
+inline constexpr int kKernelArgCount = 11;
+inline constexpr int kKernelArgBytes = 4 * 8 + 7 * 8;
+
+// How the launch grid follows from the actual M and N.
+struct LaunchGeometry {
+  uint32_t block_x = 0;       // threads per workgroup/block
+  uint32_t n_per_block = 0;   // output columns each block covers
+  bool grid_y_is_m = false;   // one grid row per output row (generic)
+  uint32_t grid_x(int64_t n) const { return uint32_t((n + n_per_block - 1) / n_per_block); }
+  uint32_t grid_y(int64_t m) const { return grid_y_is_m ? uint32_t(m) : 1u; }
+};
+
+struct KernelBinary {
+  std::string key;            // contract_key() of the compiled contract
+  std::string contract_text;  // canonical_text() of the compiled contract
+  Target target = Target::kGfx950;
+  BinaryFormat format = BinaryFormat::kHsaco;
+  std::string symbol;         // kernel function name in the code object
+  LaunchGeometry geometry;
+  std::string toolchain;      // compiler fingerprint (templates, generator, LLVM)
+  std::string report_json;    // the compile report, as JSON text
+  std::vector<uint8_t> code;  // hsaco ELF or PTX text
+};
+
+inline constexpr uint32_t kKernelBinaryVersion = 1;
+
+// "GJKB" | u32 version | u32 meta_len | meta JSON | u64 code_len | code | u64 XXH3-64
+std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb);
+// Rejects short, truncated, newer-version and checksum-failing input; never
+// reads past `bytes`.
+StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes);
+
+}  // namespace gatejit

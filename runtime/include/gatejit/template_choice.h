@@ -1,0 +1,27 @@
+// Which kernel template serves a contract, and why. Pure logic, shared by the
+// compiler (what to generate) and the runtime (what to explain / fall back to).
+#pragma once
+
+#include <string>
+
+#include "gatejit/contract.h"
+
+namespace gatejit {
+
+// The gemv template serves decode-sized M; larger M goes to generic for now.
+inline constexpr int64_t kGemvMaxM = 16;
+
+struct TemplateChoice {
+  TemplateKind kind = TemplateKind::kGeneric;
+  std::string reason;  // one sentence: why this template
+  Contract contract;   // what gets compiled: for generic, the shape-free contract
+};
+
+// `c` must be normalised. A forced template that cannot serve the contract is
+// an invalid_argument error; kAuto always succeeds.
+StatusOr<TemplateChoice> choose_template(const Contract &c);
+
+// The shape-agnostic contract of the generic kernel that can serve `c`.
+Contract generic_contract_for(const Contract &c);
+
+}  // namespace gatejit

@@ -1,0 +1,169 @@
+#include "gatejit/contract.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cstdio>
+#include <sstream>
+
+namespace gatejit {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t(1) << 24;   // 16M rows/cols: far past any model
+constexpr int64_t kMaxLd = int64_t(1) << 30;
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+Status check_dim(const char *field, int64_t v) {
+  if (v < 1 || v > kMaxDim)
+    return invalid_argument(std::string(field) + " = " + std::to_string(v) +
+                            ": must be in [1, " + std::to_string(kMaxDim) + "]");
+  return Status::Ok();
+}
+
+Status check_ld(const char *field, int64_t ld, int64_t min, const char *min_name) {
+  if (ld == 0) return Status::Ok();  // packed
+  if (ld < min || ld > kMaxLd)
+    return invalid_argument(std::string(field) + " = " + std::to_string(ld) +
+                            ": leading dimension must be at least " + min_name + " = " +
+                            std::to_string(min) + " (or 0 for packed) and at most " +
+                            std::to_string(kMaxLd));
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char *target_name(Target t) {
+  switch (t) {
+    case Target::kGfx950: return "gfx950";
+    case Target::kGfx942: return "gfx942";
+    case Target::kSm90: return "sm_90";
+  }
+  return "?";
+}
+const char *dtype_name(DType d) {
+  switch (d) {
+    case DType::kBF16: return "bf16";
+    case DType::kF16: return "f16";
+    case DType::kF32: return "f32";
+  }
+  return "?";
+}
+const char *activation_name(Activation a) { return a == Activation::kSigmoid ? "sigmoid" : "silu"; }
+const char *rounding_name(Rounding r) { return r == Rounding::kBoundary ? "boundary" : "fused"; }
+const char *template_name(TemplateKind t) {
+  switch (t) {
+    case TemplateKind::kAuto: return "auto";
+    case TemplateKind::kGemv: return "gemv";
+    case TemplateKind::kGeneric: return "generic";
+  }
+  return "?";
+}
+int64_t dtype_bytes(DType d) { return d == DType::kF32 ? 4 : 2; }
+bool target_is_amdgpu(Target t) { return t != Target::kSm90; }
+int target_wave_size(Target t) { return target_is_amdgpu(t) ? 64 : 32; }
+std::string target_triple_id(Target t) {
+  if (target_is_amdgpu(t)) return std::string("amdgcn-amd-amdhsa--") + target_name(t);
+  return "nvptx64-nvidia-cuda--sm_90";
+}
+
+StatusOr<Target> parse_target(std::string_view s) {
+  if (s == "gfx950") return Target::kGfx950;
+  if (s == "gfx942") return Target::kGfx942;
+  if (s == "sm_90" || s == "sm90") return Target::kSm90;
+  return invalid_argument("target = " + quoted(s) + ": allowed targets are gfx950, gfx942, sm_90");
+}
+StatusOr<DType> parse_dtype(std::string_view s, std::string_view field) {
+  if (s == "bf16" || s == "bfloat16") return DType::kBF16;
+  if (s == "f16" || s == "fp16" || s == "float16") return DType::kF16;
+  if (s == "f32" || s == "fp32" || s == "float32") return DType::kF32;
+  return invalid_argument(std::string(field) + " = " + quoted(s) + ": allowed dtypes are bf16, f16, f32");
+}
+StatusOr<Activation> parse_activation(std::string_view s) {
+  if (s == "sigmoid") return Activation::kSigmoid;
+  if (s == "silu") return Activation::kSilu;
+  return invalid_argument("act = " + quoted(s) + ": allowed activations are sigmoid, silu");
+}
+StatusOr<Rounding> parse_rounding(std::string_view s) {
+  if (s == "boundary") return Rounding::kBoundary;
+  if (s == "fused") return Rounding::kFused;
+  return invalid_argument("rounding = " + quoted(s) + ": allowed policies are boundary, fused");
+}
+StatusOr<TemplateKind> parse_template(std::string_view s) {
+  if (s == "auto") return TemplateKind::kAuto;
+  if (s == "gemv") return TemplateKind::kGemv;
+  if (s == "generic") return TemplateKind::kGeneric;
+  return invalid_argument("template = " + quoted(s) + ": allowed templates are auto, gemv, generic");
+}
+
+Status validate(const Contract &c) {
+  if (c.m_dynamic) {
+    if (c.m_max < 1)
+      return invalid_argument("m_max = " + std::to_string(c.m_max) +
+                              ": dynamic M needs an upper bound m_max >= 1");
+    GATEJIT_RETURN_IF_ERROR(check_dim("m_max", c.m_max));
+  } else {
+    GATEJIT_RETURN_IF_ERROR(check_dim("m", c.m));
+    if (c.m_max != 0 && c.m > c.m_max)
+      return invalid_argument("m = " + std::to_string(c.m) + ": M must not exceed m_max = " +
+                              std::to_string(c.m_max));
+    if (c.m_max != 0) GATEJIT_RETURN_IF_ERROR(check_dim("m_max", c.m_max));
+  }
+  GATEJIT_RETURN_IF_ERROR(check_dim("n", c.n));
+  GATEJIT_RETURN_IF_ERROR(check_dim("k", c.k));
+  if (c.dtype_hidden != c.dtype_weight || c.dtype_hidden != c.dtype_attn ||
+      c.dtype_hidden != c.dtype_out)
+    return invalid_argument(std::string("dtype: mixed dtypes (hidden=") + dtype_name(c.dtype_hidden) +
+                            ", weight=" + dtype_name(c.dtype_weight) + ", attn=" +
+                            dtype_name(c.dtype_attn) + ", out=" + dtype_name(c.dtype_out) +
+                            "): all four tensors must have the same dtype");
+  GATEJIT_RETURN_IF_ERROR(check_ld("ld_hidden", c.ld_hidden, c.k, "k"));
+  GATEJIT_RETURN_IF_ERROR(check_ld("ld_weight", c.ld_weight, c.k, "k"));
+  GATEJIT_RETURN_IF_ERROR(check_ld("ld_attn", c.ld_attn, c.n, "n"));
+  GATEJIT_RETURN_IF_ERROR(check_ld("ld_out", c.ld_out, c.n, "n"));
+  const int64_t eb = dtype_bytes(c.dtype_out);
+  if (c.align < eb || c.align > 256 || (c.align & (c.align - 1)) != 0)
+    return invalid_argument("align = " + std::to_string(c.align) +
+                            ": must be a power of two between the element size (" +
+                            std::to_string(eb) + " bytes for " + dtype_name(c.dtype_out) +
+                            ") and 256");
+  if (c.template_kind == TemplateKind::kGemv && c.dtype_out == DType::kF32)
+    return invalid_argument("template = gemv: the gemv template takes bf16 or f16, not f32");
+  return Status::Ok();
+}
+
+StatusOr<Contract> normalize(Contract c) {
+  GATEJIT_RETURN_IF_ERROR(validate(c));
+  if (c.m_dynamic) c.m = 0;
+  else if (c.m_max == 0) c.m_max = c.m;
+  if (c.ld_hidden == 0) c.ld_hidden = c.k;
+  if (c.ld_weight == 0) c.ld_weight = c.k;
+  if (c.ld_attn == 0) c.ld_attn = c.n;
+  if (c.ld_out == 0) c.ld_out = c.n;
+  return c;
+}
+
+std::string canonical_text(const Contract &c) {
+  std::ostringstream s;
+  s << "gatejit-contract/1 target=" << target_name(c.target)
+    << " template=" << template_name(c.template_kind) << " dtype=" << dtype_name(c.dtype_out)
+    << " act=" << activation_name(c.act) << " rounding=" << rounding_name(c.rounding);
+  // A generic kernel takes the shape at launch: the shape is not part of its key.
+  if (c.template_kind != TemplateKind::kGeneric) {
+    s << " m=" << (c.m_dynamic ? std::string("dynamic") : std::to_string(c.m)) << " m_max=" << c.m_max
+      << " n=" << c.n << " k=" << c.k << " ld_hidden=" << c.ld_hidden << " ld_weight=" << c.ld_weight
+      << " ld_attn=" << c.ld_attn << " ld_out=" << c.ld_out << " align=" << c.align;
+  }
+  return s.str();
+}
+
+std::string contract_key(const Contract &c) {
+  const std::string text = canonical_text(c);
+  XXH128_hash_t h = XXH3_128bits(text.data(), text.size());
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)h.high64,
+                (unsigned long long)h.low64);
+  return buf;
+}
+
+}  // namespace gatejit

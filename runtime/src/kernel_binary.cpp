@@ -1,0 +1,124 @@
+#include "gatejit/kernel_binary.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace gatejit {
+namespace {
+
+constexpr char kMagic[4] = {'G', 'J', 'K', 'B'};
+
+void put_u32(std::vector<uint8_t> &out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(v >> (8 * i)));
+}
+void put_u64(std::vector<uint8_t> &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
+}
+
+// A bounds-checked little-endian reader.
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> b) : b_(b) {}
+  bool u32(uint32_t &v) { return fixed(v, 4); }
+  bool u64(uint64_t &v) { return fixed(v, 8); }
+  bool bytes(size_t n, std::span<const uint8_t> &out) {
+    if (n > b_.size() - pos_) return false;
+    out = b_.subspan(pos_, n);
+    pos_ += n;
+    return true;
+  }
+  size_t pos() const { return pos_; }
+
+ private:
+  template <typename T>
+  bool fixed(T &v, size_t n) {
+    if (n > b_.size() - pos_) return false;
+    v = 0;
+    for (size_t i = 0; i < n; ++i) v |= T(b_[pos_ + i]) << (8 * i);
+    pos_ += n;
+    return true;
+  }
+  std::span<const uint8_t> b_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+const char *binary_format_name(BinaryFormat f) { return f == BinaryFormat::kHsaco ? "hsaco" : "ptx"; }
+
+std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
+  nlohmann::json meta = {
+      {"key", kb.key},
+      {"contract", kb.contract_text},
+      {"target", target_name(kb.target)},
+      {"format", binary_format_name(kb.format)},
+      {"symbol", kb.symbol},
+      {"block_x", kb.geometry.block_x},
+      {"n_per_block", kb.geometry.n_per_block},
+      {"grid_y_is_m", kb.geometry.grid_y_is_m},
+      {"toolchain", kb.toolchain},
+      {"report", kb.report_json},
+  };
+  const std::string meta_text = meta.dump();
+  std::vector<uint8_t> out;
+  out.reserve(32 + meta_text.size() + kb.code.size());
+  out.insert(out.end(), kMagic, kMagic + 4);
+  put_u32(out, kKernelBinaryVersion);
+  put_u32(out, uint32_t(meta_text.size()));
+  out.insert(out.end(), meta_text.begin(), meta_text.end());
+  put_u64(out, kb.code.size());
+  out.insert(out.end(), kb.code.begin(), kb.code.end());
+  put_u64(out, XXH3_64bits(out.data(), out.size()));
+  return out;
+}
+
+StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
+  if (bytes.size() < 4 + 4 + 4 + 8 + 8 || std::memcmp(bytes.data(), kMagic, 4) != 0)
+    return corrupt("kernel binary: missing 'GJKB' magic or shorter than its header");
+  Reader r(bytes.subspan(4));
+  uint32_t version = 0, meta_len = 0;
+  r.u32(version);
+  if (version != kKernelBinaryVersion)
+    return corrupt("kernel binary: version " + std::to_string(version) + " is not supported (this build reads version " +
+                   std::to_string(kKernelBinaryVersion) + ")");
+  std::span<const uint8_t> meta_bytes, code_bytes;
+  uint64_t code_len = 0, checksum = 0;
+  if (!r.u32(meta_len) || !r.bytes(meta_len, meta_bytes) || !r.u64(code_len) ||
+      code_len > bytes.size() || !r.bytes(size_t(code_len), code_bytes))
+    return corrupt("kernel binary: truncated");
+  const size_t body = 4 + r.pos();
+  if (!r.u64(checksum)) return corrupt("kernel binary: truncated before its checksum");
+  if (4 + r.pos() != bytes.size()) return corrupt("kernel binary: trailing bytes after the checksum");
+  if (XXH3_64bits(bytes.data(), body) != checksum) return corrupt("kernel binary: checksum mismatch");
+
+  nlohmann::json meta = nlohmann::json::parse(meta_bytes.begin(), meta_bytes.end(), nullptr, false);
+  if (meta.is_discarded() || !meta.is_object()) return corrupt("kernel binary: metadata is not a JSON object");
+  KernelBinary kb;
+  try {
+    kb.key = meta.at("key").get<std::string>();
+    kb.contract_text = meta.at("contract").get<std::string>();
+    auto target = parse_target(meta.at("target").get<std::string>());
+    if (!target.ok()) return corrupt("kernel binary: " + target.status().message());
+    kb.target = *target;
+    const std::string format = meta.at("format").get<std::string>();
+    if (format != "hsaco" && format != "ptx") return corrupt("kernel binary: unknown format '" + format + "'");
+    kb.format = format == "hsaco" ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
+    kb.symbol = meta.at("symbol").get<std::string>();
+    kb.geometry.block_x = meta.at("block_x").get<uint32_t>();
+    kb.geometry.n_per_block = meta.at("n_per_block").get<uint32_t>();
+    kb.geometry.grid_y_is_m = meta.at("grid_y_is_m").get<bool>();
+    kb.toolchain = meta.at("toolchain").get<std::string>();
+    kb.report_json = meta.at("report").get<std::string>();
+  } catch (const nlohmann::json::exception &e) {
+    return corrupt(std::string("kernel binary: bad metadata: ") + e.what());
+  }
+  if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0)
+    return corrupt("kernel binary: launch geometry out of range");
+  kb.code.assign(code_bytes.begin(), code_bytes.end());
+  return kb;
+}
+
+}  // namespace gatejit

@@ -1,0 +1,67 @@
+// generic: the fallback template. Any M, N, K, any leading dimensions and any
+// alignment of the element type: every size is a kernel argument, so one
+// compiled kernel serves every shape of its (target, dtype, act, rounding).
+// One thread per output element (grid: ceil(N / BLOCK) x M), scalar loads,
+// fp32 accumulation, the same epilogue as every other template.
+//
+// Parameters:
+//   ${T}      element type (bf16 | f16 | f32)
+//   ${BLOCK}  threads per workgroup
+//   ${SPAN}   nominal extent of each buffer (elements); sizes come at launch
+//   ${SYMBOL} kernel symbol
+module attributes {gpu.container_module} {
+  gpu.module @gatejit {
+    gpu.func @${SYMBOL}(%hidden: memref<${SPAN}x${T}, #gpu.address_space<global>>,
+                        %weight: memref<${SPAN}x${T}, #gpu.address_space<global>>,
+                        %attn: memref<${SPAN}x${T}, #gpu.address_space<global>>,
+                        %out: memref<${SPAN}x${T}, #gpu.address_space<global>>,
+                        %m_actual: i64, %n_actual: i64, %k_actual: i64,
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64)
+        kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block = arith.constant ${BLOCK} : index
+      %zero = arith.constant 0.0 : f32
+      %m_i = arith.index_cast %m_actual : i64 to index
+      %n_i = arith.index_cast %n_actual : i64 to index
+      %k_i = arith.index_cast %k_actual : i64 to index
+      %ldh = arith.index_cast %ldh_actual : i64 to index
+      %ldw = arith.index_cast %ldw_actual : i64 to index
+      %lda = arith.index_cast %lda_actual : i64 to index
+      %ldo = arith.index_cast %ldo_actual : i64 to index
+
+      %tid = gpu.thread_id x
+      %bx = gpu.block_id x
+      %m = gpu.block_id y
+      %col_base = arith.muli %bx, %block : index
+      %col = arith.addi %col_base, %tid : index
+      %col_ok = arith.cmpi ult, %col, %n_i : index
+      %m_ok = arith.cmpi ult, %m, %m_i : index
+      %ok = arith.andi %col_ok, %m_ok : i1
+      scf.if %ok {
+        %h_row = arith.muli %m, %ldh : index
+        %w_row = arith.muli %col, %ldw : index
+        %dot = scf.for %k = %c0 to %k_i step %c1 iter_args(%acc = %zero) -> (f32) {
+          %h_idx = arith.addi %h_row, %k : index
+          %w_idx = arith.addi %w_row, %k : index
+          %h = memref.load %hidden[%h_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
+          %w = memref.load %weight[%w_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
+          %hf = func.call @to_f32(%h) : (${T}) -> f32
+          %wf = func.call @to_f32(%w) : (${T}) -> f32
+          %next = llvm.call_intrinsic "llvm.fma.f32"(%hf, %wf, %acc) : (f32, f32, f32) -> f32
+          scf.yield %next : f32
+        }
+        %a_row = arith.muli %m, %lda : index
+        %a_idx = arith.addi %a_row, %col : index
+        %o_row = arith.muli %m, %ldo : index
+        %o_idx = arith.addi %o_row, %col : index
+        %a = memref.load %attn[%a_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
+        %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
+        memref.store %o, %out[%o_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
+      }
+      gpu.return
+    }
+
+${EPILOGUE}
+  }
+}
