@@ -84,6 +84,14 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
   if (target_is_amdgpu(target))
     module.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", 500);
 
+  // Helper functions the MLIR inliner left (e.g. @sigmoid) become internal,
+  // so LLVM inlines them and drops the bodies: one kernel per code object.
+  for (llvm::Function &f : module) {
+    const auto cc = f.getCallingConv();
+    if (!f.isDeclaration() && cc != llvm::CallingConv::AMDGPU_KERNEL && cc != llvm::CallingConv::PTX_Kernel)
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+
   std::string verify_errors;
   llvm::raw_string_ostream verify_os(verify_errors);
   if (llvm::verifyModule(module, &verify_os)) return compile_error("LLVM IR does not verify:\n" + verify_errors);
