@@ -1,0 +1,152 @@
+// gatejit compile / inspect / ir.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "bundle.h"
+#include "code_object_report.h"
+#include "commands.h"
+#include "contract_flags.h"
+#include "disk_cache.h"
+#include "file_io.h"
+#include "gatejit/compiler/compiler.h"
+#include "gatejit/template_choice.h"
+
+namespace gatejit::tool {
+
+int fail(const Status &s) {
+  std::fprintf(stderr, "gatejit: error: %s\n", s.message().c_str());
+  return 1;
+}
+
+namespace {
+
+struct CompileArgs {
+  ContractFlags flags;
+  std::string output;
+  bool json = false;
+  bool no_cache = false;
+};
+
+// Compiles through the disk cache; `how` says whether it was a hit.
+StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, std::string &how) {
+  auto normalized = normalize(contract);
+  if (!normalized.ok()) return normalized.status();
+  auto compile = [&]() -> StatusOr<KernelBinary> {
+    auto compiled = compiler::compile(*normalized);
+    if (!compiled.ok()) return compiled.status();
+    return std::move(compiled->binary);
+  };
+  if (no_cache) {
+    how = "cache: not used (--no-cache)";
+    return compile();
+  }
+  auto choice = choose_template(*normalized);
+  if (!choice.ok()) return choice.status();
+  auto options = options_from_env();
+  if (!options.ok()) return options.status();
+  auto cache = DiskCache::open(*options);
+  if (!cache.ok()) {
+    how = "cache: unavailable (" + cache.status().message() + ")";
+    return compile();
+  }
+  const std::string key = contract_key(choice->contract);
+  const std::string toolchain = compiler::fingerprint();
+  bool hit = false;
+  auto kb = (*cache)->get_or_compile(cache_key(key, toolchain), key, toolchain, compile, &hit);
+  if (kb.ok()) how = std::string("cache: ") + (hit ? "hit" : "miss, compiled and stored") + " (" + options->dir + ")";
+  return kb;
+}
+
+int run_compile(const CompileArgs &a) {
+  auto contract = a.flags.contract();
+  if (!contract.ok()) return fail(contract.status());
+  std::string how;
+  auto kb = compile_cached(*contract, a.no_cache, how);
+  if (!kb.ok()) return fail(kb.status());
+  if (!a.output.empty()) {
+    Status s = write_file_atomic(a.output, kb->code, 0644);
+    if (!s.ok()) return fail(s);
+  }
+  nlohmann::json report = nlohmann::json::parse(kb->report_json, nullptr, false);
+  if (report.is_discarded()) return fail(corrupt("the kernel's report is not valid JSON"));
+  report["cache"] = how;
+  if (a.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("gatejit compile: {} ({}, {} bytes{})\n", kb->symbol, binary_format_name(kb->format),
+                             kb->code.size(), a.output.empty() ? "" : " -> " + a.output);
+    std::cout << "  " << how << "\n" << compiler::format_report(report);
+  }
+  return 0;
+}
+
+int run_inspect(const std::string &path, bool json) {
+  auto bytes = read_file(path);
+  if (!bytes.ok()) return fail(bytes.status());
+  if (bytes->size() >= 8 && std::equal(bytes->begin(), bytes->begin() + 8, "GJBUNDLE")) {
+    auto bundle = Bundle::from_bytes(std::move(*bytes), path);
+    if (!bundle.ok()) return fail(bundle.status());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto &e : (*bundle)->entries()) {
+      auto kb = (*bundle)->find(e.key);
+      if (!kb.ok()) return fail(kb.status());
+      nlohmann::json report = nlohmann::json::parse(kb->report_json, nullptr, false);
+      if (json) {
+        out.push_back({{"key", e.key}, {"contract", kb->contract_text}, {"symbol", kb->symbol}, {"report", report}});
+      } else {
+        std::cout << fmt::format("{} {} {} ({} bytes)\n", e.key, target_name(kb->target), kb->symbol, kb->code.size());
+        std::cout << "  contract " << kb->contract_text << "\n" << compiler::format_report(report);
+      }
+    }
+    if (json) std::cout << out.dump(2) << "\n";
+    else std::cout << path << ": " << (*bundle)->size() << " kernels\n";
+    return 0;
+  }
+  auto report = compiler::read_code_object_report(*bytes);
+  if (!report.ok()) return fail(Status(report.status().code(), path + ": " + report.status().message()));
+  if (json) std::cout << report->dump(2) << "\n";
+  else std::cout << path << ":\n" << compiler::format_report(*report);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_compile_command(CLI::App &app) {
+  auto a = std::make_shared<CompileArgs>();
+  auto *cmd = app.add_subcommand("compile", "compile a contract into a code object and print its report");
+  a->flags.add_to(cmd);
+  cmd->add_option("-o,--output", a->output, "write the code object (hsaco, or PTX for sm_90) here");
+  cmd->add_flag("--json", a->json, "print the report as JSON");
+  cmd->add_flag("--no-cache", a->no_cache, "compile without the disk cache");
+  return [a] { return run_compile(*a); };
+}
+
+Runner add_inspect_command(CLI::App &app) {
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto *cmd = app.add_subcommand("inspect", "print the report of a code object (hsaco, PTX) or of every kernel in a bundle");
+  cmd->add_option("file", *path, "code object or bundle")->required();
+  cmd->add_flag("--json", *json, "print as JSON");
+  return [path, json] { return run_inspect(*path, *json); };
+}
+
+Runner add_ir_command(CLI::App &app) {
+  auto flags = std::make_shared<ContractFlags>();
+  auto stage = std::make_shared<std::string>("gpu");
+  auto *cmd = app.add_subcommand("ir", "print the IR of one pipeline stage");
+  flags->add_to(cmd);
+  cmd->add_option("--stage", *stage, "template | gpu | llvm | isa");
+  return [flags, stage] {
+    auto parsed = compiler::parse_stage(*stage);
+    if (!parsed.ok()) return fail(parsed.status());
+    auto contract = flags->contract();
+    if (!contract.ok()) return fail(contract.status());
+    auto text = compiler::emit_stage(*contract, *parsed);
+    if (!text.ok()) return fail(text.status());
+    std::cout << *text;
+    return 0;
+  };
+}
+
+}  // namespace gatejit::tool

@@ -1,0 +1,168 @@
+// gatejit precompile SPEC.json --targets gfx950,gfx942,sm_90 -o kernels.gjb
+// Compiles every contract of a spec for every target, in parallel, into one
+// bundle. A spec is a JSON list of contracts whose "m" may also be a list of
+// values or a range {"min": 1, "max": 16}. The generic kernel of every
+// (target, dtype, act, rounding) is added too, so the bundle has a fallback.
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bundle.h"
+#include "commands.h"
+#include "gatejit/compiler/compiler.h"
+#include "gatejit/contract_json.h"
+#include "gatejit/template_choice.h"
+
+namespace gatejit::tool {
+namespace {
+
+struct PrecompileArgs {
+  std::string spec;
+  std::string targets;
+  std::string output;
+  unsigned jobs = 0;
+  bool compress = false;
+  bool no_generic = false;
+};
+
+// One spec item -> its contracts (m expanded).
+StatusOr<std::vector<Contract>> expand_item(nlohmann::json item, size_t index) {
+  const std::string where = "spec item " + std::to_string(index) + ": ";
+  if (!item.is_object()) return invalid_argument(where + "must be a JSON object");
+  std::vector<nlohmann::json> ms;
+  if (item.contains("m") && item["m"].is_array()) {
+    for (const auto &v : item["m"]) ms.push_back(v);
+    if (ms.empty()) return invalid_argument(where + "m = []: give at least one value");
+  } else if (item.contains("m") && item["m"].is_object()) {
+    const auto &r = item["m"];
+    if (!r.contains("min") || !r.contains("max") || !r["min"].is_number_integer() || !r["max"].is_number_integer())
+      return invalid_argument(where + "m range must be {\"min\": int, \"max\": int}");
+    const int64_t lo = r["min"], hi = r["max"];
+    if (lo < 1 || hi < lo || hi - lo > 4096)
+      return invalid_argument(where + "m range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                              "]: need 1 <= min <= max and at most 4097 values");
+    for (int64_t m = lo; m <= hi; ++m) ms.push_back(m);
+  } else {
+    ms.push_back(item.value("m", nlohmann::json(1)));
+  }
+  std::vector<Contract> out;
+  for (const auto &m : ms) {
+    item["m"] = m;
+    auto c = contract_from_json(item);
+    if (!c.ok()) return invalid_argument(where + c.status().message());
+    auto n = normalize(*c);
+    if (!n.ok()) return invalid_argument(where + n.status().message());
+    out.push_back(*n);
+  }
+  return out;
+}
+
+StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
+  std::ifstream in(a.spec);
+  if (!in) return io_error(a.spec + ": cannot open the spec");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json spec = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (spec.is_discarded() || !spec.is_array()) return invalid_argument(a.spec + ": a spec is a JSON list of contracts");
+  std::vector<Target> targets;
+  std::stringstream ts(a.targets);
+  for (std::string t; std::getline(ts, t, ',');) {
+    auto target = parse_target(t);
+    if (!target.ok()) return invalid_argument("--targets: " + target.status().message());
+    targets.push_back(*target);
+  }
+  // Keyed by what gets compiled, so duplicates (and generic twins) compile once.
+  std::vector<Contract> jobs;
+  std::set<std::string> seen;
+  auto add = [&](const Contract &c) {
+    auto choice = choose_template(c);
+    if (!choice.ok()) return choice.status();
+    if (seen.insert(contract_key(choice->contract)).second) jobs.push_back(c);
+    if (!a.no_generic) {
+      Contract g = generic_contract_for(c);
+      if (seen.insert(contract_key(g)).second) jobs.push_back(g);
+    }
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < spec.size(); ++i) {
+    auto contracts = expand_item(spec[i], i);
+    if (!contracts.ok()) return contracts.status();
+    for (Contract c : *contracts) {
+      if (targets.empty()) GATEJIT_RETURN_IF_ERROR(add(c));
+      for (Target t : targets) {
+        c.target = t;
+        GATEJIT_RETURN_IF_ERROR(add(c));
+      }
+    }
+  }
+  return jobs;
+}
+
+void draw_progress(size_t done, size_t total) {
+  const int width = 40;
+  const int filled = total ? int(width * done / total) : width;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu", std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(),
+               done, total);
+  if (done == total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+int run_precompile(const PrecompileArgs &a) {
+  auto jobs = load_spec(a);
+  if (!jobs.ok()) return fail(jobs.status());
+  const unsigned threads = std::max(1u, std::min<unsigned>(a.jobs ? a.jobs : std::thread::hardware_concurrency(),
+                                                           unsigned(jobs->size())));
+  const bool tty = isatty(STDERR_FILENO);
+  std::vector<StatusOr<compiler::CompiledKernel>> results(jobs->size(), internal_error("not compiled"));
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex progress_mu;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs->size();) {
+      results[i] = compiler::compile((*jobs)[i]);
+      const size_t d = ++done;
+      if (tty) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        draw_progress(d, jobs->size());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto &t : pool) t.join();
+
+  BundleWriter writer;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].ok())
+      return fail(Status(results[i].status().code(),
+                         canonical_text((*jobs)[i]) + ": " + results[i].status().message()));
+    Status s = writer.add(results[i]->binary);
+    if (!s.ok()) return fail(s);
+  }
+  Status s = writer.write(a.output, a.compress);
+  if (!s.ok()) return fail(s);
+  std::cout << "gatejit precompile: " << writer.size() << " kernels -> " << a.output << " (" << threads
+            << " threads)\n";
+  return 0;
+}
+
+}  // namespace
+
+Runner add_precompile_command(CLI::App &app) {
+  auto a = std::make_shared<PrecompileArgs>();
+  auto *cmd = app.add_subcommand("precompile", "compile every contract of a spec into one kernel bundle");
+  cmd->add_option("spec", a->spec, "JSON list of contracts (\"m\" may be a list or {\"min\",\"max\"})")->required();
+  cmd->add_option("--targets", a->targets, "comma-separated targets; default: each contract's own");
+  cmd->add_option("-o,--output", a->output, "bundle file to write")->required();
+  cmd->add_option("-j,--jobs", a->jobs, "parallel compiles (default: all cores)");
+  cmd->add_flag("--compress", a->compress, "zstd-compress each entry");
+  cmd->add_flag("--no-generic", a->no_generic, "do not add the generic fallback kernels");
+  return [a] { return run_precompile(*a); };
+}
+
+}  // namespace gatejit::tool

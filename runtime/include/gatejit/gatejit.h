@@ -1,0 +1,116 @@
+/* gatejit runtime C API: a stable C ABI (opaque handles, status objects with
+ * messages, no C++ types). A host application creates one runtime, then calls
+ * gatejit_gate_epilogue() once per forward with device pointers and a stream:
+ *
+ *   out[m, n] = act(sum_k hidden[m, k] * weight[n, k]) * attn[m, n]
+ *
+ * The first call for a contract (shape, dtypes, strides, alignment, act,
+ * rounding, device) resolves a kernel: loaded bundles -> disk cache -> JIT
+ * (when the compiler library is linked and attached) -> the generic kernel ->
+ * a clear "unsupported" error. Later calls are a hash lookup and a launch: no
+ * allocation, file I/O or synchronisation, so they can be captured in a
+ * CUDA/HIP graph. All functions are thread-safe. */
+#ifndef GATEJIT_GATEJIT_H_
+#define GATEJIT_GATEJIT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GATEJIT_API_VERSION 1
+
+typedef struct gatejit_status_s *gatejit_status_t; /* NULL means success */
+typedef struct gatejit_runtime_s *gatejit_runtime_t;
+
+typedef enum {
+  GATEJIT_OK = 0,
+  GATEJIT_INVALID_ARGUMENT = 1,
+  GATEJIT_UNSUPPORTED = 2,
+  GATEJIT_NOT_FOUND = 3,
+  GATEJIT_CORRUPT = 4,
+  GATEJIT_IO_ERROR = 5,
+  GATEJIT_PERMISSION_DENIED = 6,
+  GATEJIT_COMPILE_ERROR = 7,
+  GATEJIT_DEVICE_ERROR = 8,
+  GATEJIT_INTERNAL = 9
+} gatejit_status_code_t;
+
+typedef enum { GATEJIT_BF16 = 0, GATEJIT_F16 = 1, GATEJIT_F32 = 2 } gatejit_dtype_t;
+typedef enum { GATEJIT_SIGMOID = 0, GATEJIT_SILU = 1 } gatejit_activation_t;
+typedef enum { GATEJIT_ROUNDING_BOUNDARY = 0, GATEJIT_ROUNDING_FUSED = 1 } gatejit_rounding_t;
+typedef enum { GATEJIT_DEVICE_CUDA = 1, GATEJIT_DEVICE_HIP = 2 } gatejit_device_kind_t;
+
+/* A 2-D row-major tensor on the device: rows x cols, row stride `ld`
+ * elements (ld >= cols), inner dimension contiguous. */
+typedef struct {
+  void *data;
+  gatejit_dtype_t dtype;
+  int64_t rows;
+  int64_t cols;
+  int64_t ld;
+} gatejit_tensor_t;
+
+typedef struct {
+  gatejit_tensor_t hidden; /* [M, K] */
+  gatejit_tensor_t weight; /* [N, K] (torch Linear layout) */
+  gatejit_tensor_t attn;   /* [M, N] */
+  gatejit_tensor_t out;    /* [M, N]; may be the very buffer of attn */
+  gatejit_activation_t act;
+  gatejit_rounding_t rounding;
+  gatejit_device_kind_t device_kind;
+  int device_ordinal;
+  void *stream; /* CUstream / hipStream_t; NULL = the default stream */
+} gatejit_gate_args_t;
+
+typedef struct {
+  const char *cache_dir;   /* NULL: $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit */
+  int disable_cache;       /* 1: never touch the disk cache */
+  int cache_read_only;     /* 1: load from the cache, never write (also GATEJIT_CACHE_READONLY=1) */
+  int disable_jit;         /* 1: never compile (also GATEJIT_DISABLE_JIT=1) */
+  const char *bundle_path; /* ':'-separated bundle files to load at creation (besides GATEJIT_BUNDLE_PATH) */
+} gatejit_runtime_options_t;
+
+/* Status objects. */
+gatejit_status_code_t gatejit_status_code(gatejit_status_t status);
+const char *gatejit_status_message(gatejit_status_t status); /* "" for NULL */
+void gatejit_status_free(gatejit_status_t status);
+
+/* Runtime. `options` may be NULL (defaults + environment). */
+gatejit_status_t gatejit_runtime_create(const gatejit_runtime_options_t *options, gatejit_runtime_t *out_runtime);
+void gatejit_runtime_destroy(gatejit_runtime_t runtime);
+gatejit_status_t gatejit_runtime_load_bundle(gatejit_runtime_t runtime, const char *path);
+
+/* The fused gate epilogue: resolves (first call) and launches on `stream`. */
+gatejit_status_t gatejit_gate_epilogue(gatejit_runtime_t runtime, const gatejit_gate_args_t *args);
+
+/* Resolves and loads the kernel for `args` without launching (warm-up before
+ * graph capture). */
+gatejit_status_t gatejit_prepare(gatejit_runtime_t runtime, const gatejit_gate_args_t *args);
+
+/* Which path the call would take and why, e.g.
+ * "specialised gemv from bundle kernels.gjb" or
+ * "generic (JIT): leading dimension ld_weight = 7170 is not 16-byte aligned".
+ * Does not launch or compile. The string is freed with gatejit_string_free. */
+gatejit_status_t gatejit_explain(gatejit_runtime_t runtime, const gatejit_gate_args_t *args, char **out_text);
+/* The same for a contract given as JSON (keys as the command-line flags). */
+gatejit_status_t gatejit_explain_contract_json(gatejit_runtime_t runtime, const char *contract_json,
+                                               char **out_text);
+/* Resolves a contract given as JSON without touching a device: bundles ->
+ * cache -> JIT (compiling and caching if needed). For warm-up and tools.
+ * `out_text` (may be NULL) receives the explanation. */
+gatejit_status_t gatejit_resolve_contract_json(gatejit_runtime_t runtime, const char *contract_json,
+                                               char **out_text);
+void gatejit_string_free(char *text);
+
+/* Provided by the compiler library (libgatejit_compiler): attaches the JIT to
+ * a runtime. Without it, the runtime serves bundles and the disk cache only. */
+gatejit_status_t gatejit_runtime_attach_jit(gatejit_runtime_t runtime);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GATEJIT_GATEJIT_H_ */

@@ -1,0 +1,154 @@
+// The C API over RuntimeCore: status objects carry a code and a message;
+// no C++ exception or type crosses the boundary.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "gatejit/contract_json.h"
+#include "gatejit/gatejit.h"
+#include "gatejit/jit_hook.h"
+#include "runtime_core.h"
+
+struct gatejit_status_s {
+  gatejit_status_code_t code;
+  std::string message;
+};
+
+struct gatejit_runtime_s {
+  std::unique_ptr<gatejit::RuntimeCore> core;
+};
+
+namespace {
+
+gatejit_status_t make_status(const gatejit::Status &s) {
+  if (s.ok()) return nullptr;
+  auto *out = new (std::nothrow) gatejit_status_s{gatejit_status_code_t(int(s.code())), s.message()};
+  // Out of memory while reporting an error: a static status still says so.
+  static gatejit_status_s oom{GATEJIT_INTERNAL, "out of memory"};
+  return out ? out : &oom;
+}
+
+gatejit_status_t null_arg(const char *name) {
+  return make_status(gatejit::invalid_argument(std::string(name) + " is NULL"));
+}
+
+char *copy_string(const std::string &s) {
+  char *out = static_cast<char *>(std::malloc(s.size() + 1));
+  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+// Runs `f`, turning any escaping C++ exception into an internal status.
+template <typename F>
+gatejit_status_t guarded(F &&f) {
+  try {
+    return make_status(f());
+  } catch (const std::exception &e) {
+    return make_status(gatejit::internal_error(std::string("unexpected exception: ") + e.what()));
+  } catch (...) {
+    return make_status(gatejit::internal_error("unexpected exception"));
+  }
+}
+
+gatejit::StatusOr<gatejit::Contract> parse_contract(const char *json) {
+  auto c = gatejit::contract_from_json_text(json);
+  if (!c.ok()) return c.status();
+  return gatejit::normalize(*c);
+}
+
+}  // namespace
+
+extern "C" {
+
+gatejit_status_code_t gatejit_status_code(gatejit_status_t s) { return s ? s->code : GATEJIT_OK; }
+const char *gatejit_status_message(gatejit_status_t s) { return s ? s->message.c_str() : ""; }
+void gatejit_status_free(gatejit_status_t s) {
+  if (s && std::strcmp(s->message.c_str(), "out of memory") != 0) delete s;
+}
+
+gatejit_status_t gatejit_runtime_create(const gatejit_runtime_options_t *options, gatejit_runtime_t *out) {
+  if (!out) return null_arg("out_runtime");
+  *out = nullptr;
+  return guarded([&]() -> gatejit::Status {
+    auto rt = std::make_unique<gatejit_runtime_s>();
+    rt->core = std::make_unique<gatejit::RuntimeCore>(gatejit::runtime_options_from(options));
+    GATEJIT_RETURN_IF_ERROR(rt->core->init());
+    *out = rt.release();
+    return gatejit::Status::Ok();
+  });
+}
+
+void gatejit_runtime_destroy(gatejit_runtime_t rt) { delete rt; }
+
+gatejit_status_t gatejit_runtime_load_bundle(gatejit_runtime_t rt, const char *path) {
+  if (!rt) return null_arg("runtime");
+  if (!path) return null_arg("path");
+  return guarded([&] { return rt->core->resolver().add_bundle(path); });
+}
+
+gatejit_status_t gatejit_gate_epilogue(gatejit_runtime_t rt, const gatejit_gate_args_t *args) {
+  if (!rt) return null_arg("runtime");
+  if (!args) return null_arg("args");
+  return guarded([&] { return rt->core->launch(*args); });
+}
+
+gatejit_status_t gatejit_prepare(gatejit_runtime_t rt, const gatejit_gate_args_t *args) {
+  if (!rt) return null_arg("runtime");
+  if (!args) return null_arg("args");
+  return guarded([&] { return rt->core->prepare(*args); });
+}
+
+gatejit_status_t gatejit_explain(gatejit_runtime_t rt, const gatejit_gate_args_t *args, char **out_text) {
+  if (!rt) return null_arg("runtime");
+  if (!args) return null_arg("args");
+  if (!out_text) return null_arg("out_text");
+  return guarded([&]() -> gatejit::Status {
+    auto text = rt->core->explain(*args);
+    if (!text.ok()) return text.status();
+    *out_text = copy_string(*text);
+    return gatejit::Status::Ok();
+  });
+}
+
+gatejit_status_t gatejit_explain_contract_json(gatejit_runtime_t rt, const char *json, char **out_text) {
+  if (!rt) return null_arg("runtime");
+  if (!json) return null_arg("contract_json");
+  if (!out_text) return null_arg("out_text");
+  return guarded([&]() -> gatejit::Status {
+    auto c = parse_contract(json);
+    if (!c.ok()) return c.status();
+    auto text = rt->core->resolver().explain(*c);
+    if (!text.ok()) return text.status();
+    *out_text = copy_string(*text);
+    return gatejit::Status::Ok();
+  });
+}
+
+gatejit_status_t gatejit_resolve_contract_json(gatejit_runtime_t rt, const char *json, char **out_text) {
+  if (!rt) return null_arg("runtime");
+  if (!json) return null_arg("contract_json");
+  return guarded([&]() -> gatejit::Status {
+    auto c = parse_contract(json);
+    if (!c.ok()) return c.status();
+    auto r = rt->core->resolver().resolve(*c);
+    if (!r.ok()) return r.status();
+    if (out_text) *out_text = copy_string(r->explanation);
+    return gatejit::Status::Ok();
+  });
+}
+
+void gatejit_string_free(char *text) { std::free(text); }
+
+}  // extern "C"
+
+namespace gatejit {
+
+gatejit_status_t to_c_status(const Status &s) { return make_status(s); }
+
+Status runtime_set_jit(gatejit_runtime_t rt, JitHook hook) {
+  if (!rt) return invalid_argument("runtime is NULL");
+  rt->core->resolver().set_jit(std::move(hook));
+  return Status::Ok();
+}
+
+}  // namespace gatejit

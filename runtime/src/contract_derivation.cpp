@@ -1,0 +1,95 @@
+#include "contract_derivation.h"
+
+#include <cstdint>
+#include <string>
+
+namespace gatejit {
+namespace {
+
+StatusOr<DType> to_dtype(gatejit_dtype_t d, const char *field) {
+  switch (d) {
+    case GATEJIT_BF16: return DType::kBF16;
+    case GATEJIT_F16: return DType::kF16;
+    case GATEJIT_F32: return DType::kF32;
+  }
+  return invalid_argument(std::string(field) + ".dtype = " + std::to_string(int(d)) +
+                          ": allowed are GATEJIT_BF16, GATEJIT_F16, GATEJIT_F32");
+}
+
+Status check_tensor(const gatejit_tensor_t &t, const char *name) {
+  if (!t.data) return invalid_argument(std::string(name) + ".data is NULL");
+  if (t.rows < 1 || t.cols < 1)
+    return invalid_argument(std::string(name) + " shape [" + std::to_string(t.rows) + ", " + std::to_string(t.cols) +
+                            "]: both dimensions must be at least 1");
+  if (t.ld < t.cols)
+    return invalid_argument(std::string(name) + ".ld = " + std::to_string(t.ld) + ": the row stride must be at least cols = " +
+                            std::to_string(t.cols) + " (inner dimension contiguous)");
+  return Status::Ok();
+}
+
+Status check_dim(const char *field, int64_t got, const char *what, int64_t want) {
+  if (got == want) return Status::Ok();
+  return invalid_argument(std::string(field) + " = " + std::to_string(got) + ": must equal " + what + " = " +
+                          std::to_string(want));
+}
+
+}  // namespace
+
+int64_t provable_alignment(const gatejit_gate_args_t &a) {
+  const gatejit_tensor_t *tensors[] = {&a.hidden, &a.weight, &a.attn, &a.out};
+  uint64_t bits = 256;
+  for (const gatejit_tensor_t *t : tensors) {
+    const uint64_t eb = t->dtype == GATEJIT_F32 ? 4 : 2;
+    bits |= uint64_t(reinterpret_cast<uintptr_t>(t->data));
+    if (t->rows > 1) bits |= uint64_t(t->ld) * eb;  // a single row has no stride to honour
+  }
+  return int64_t(bits & (~bits + 1));  // lowest set bit
+}
+
+StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) {
+  GATEJIT_RETURN_IF_ERROR(check_tensor(a.hidden, "hidden"));
+  GATEJIT_RETURN_IF_ERROR(check_tensor(a.weight, "weight"));
+  GATEJIT_RETURN_IF_ERROR(check_tensor(a.attn, "attn"));
+  GATEJIT_RETURN_IF_ERROR(check_tensor(a.out, "out"));
+  const int64_t m = a.hidden.rows, k = a.hidden.cols, n = a.weight.rows;
+  GATEJIT_RETURN_IF_ERROR(check_dim("weight.cols", a.weight.cols, "hidden.cols (K)", k));
+  GATEJIT_RETURN_IF_ERROR(check_dim("attn.rows", a.attn.rows, "hidden.rows (M)", m));
+  GATEJIT_RETURN_IF_ERROR(check_dim("attn.cols", a.attn.cols, "weight.rows (N)", n));
+  GATEJIT_RETURN_IF_ERROR(check_dim("out.rows", a.out.rows, "hidden.rows (M)", m));
+  GATEJIT_RETURN_IF_ERROR(check_dim("out.cols", a.out.cols, "weight.rows (N)", n));
+  if (a.act != GATEJIT_SIGMOID && a.act != GATEJIT_SILU)
+    return invalid_argument("act = " + std::to_string(int(a.act)) + ": allowed are GATEJIT_SIGMOID, GATEJIT_SILU");
+  if (a.rounding != GATEJIT_ROUNDING_BOUNDARY && a.rounding != GATEJIT_ROUNDING_FUSED)
+    return invalid_argument("rounding = " + std::to_string(int(a.rounding)) +
+                            ": allowed are GATEJIT_ROUNDING_BOUNDARY, GATEJIT_ROUNDING_FUSED");
+  Contract c;
+  c.target = target;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  auto dh = to_dtype(a.hidden.dtype, "hidden");
+  auto dw = to_dtype(a.weight.dtype, "weight");
+  auto da = to_dtype(a.attn.dtype, "attn");
+  auto dout = to_dtype(a.out.dtype, "out");
+  for (auto *d : {&dh, &dw, &da, &dout})
+    if (!d->ok()) return d->status();
+  c.dtype_hidden = *dh;
+  c.dtype_weight = *dw;
+  c.dtype_attn = *da;
+  c.dtype_out = *dout;
+  c.ld_hidden = a.hidden.ld;
+  c.ld_weight = a.weight.ld;
+  c.ld_attn = a.attn.ld;
+  c.ld_out = a.out.ld;
+  c.act = a.act == GATEJIT_SIGMOID ? Activation::kSigmoid : Activation::kSilu;
+  c.rounding = a.rounding == GATEJIT_ROUNDING_BOUNDARY ? Rounding::kBoundary : Rounding::kFused;
+  const int64_t eb = dtype_bytes(c.dtype_out);
+  const int64_t align = provable_alignment(a);
+  if (align < eb)
+    return invalid_argument("alignment: a base pointer or row stride is only " + std::to_string(align) +
+                            "-byte aligned, less than the element size " + std::to_string(eb));
+  c.align = align;
+  return normalize(c);
+}
+
+}  // namespace gatejit

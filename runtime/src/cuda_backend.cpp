@@ -1,0 +1,161 @@
+// CUDA driver API backend (libcuda.so.1 via dlopen). Declares the handful of
+// driver types and entry points it uses, so no CUDA header is needed to build.
+#include <dlfcn.h>
+
+#include <mutex>
+#include <vector>
+
+#include "device_backend.h"
+#include "log.h"
+
+namespace gatejit {
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+
+struct CudaApi {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void **, void **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+};
+
+class CudaBackend final : public DeviceBackend {
+ public:
+  const char *name() const override { return "cuda"; }
+
+  Status available() override {
+    std::call_once(open_once_, [this] { open_status_ = open(); });
+    return open_status_;
+  }
+
+  StatusOr<DeviceInfo> device_info(int ordinal) override {
+    GATEJIT_RETURN_IF_ERROR(available());
+    CUdevice dev;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuDeviceGet(&dev, ordinal), "cuDeviceGet"));
+    int major = 0, minor = 0;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                                  "cuDeviceGetAttribute"));
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                                  "cuDeviceGetAttribute"));
+    char name[256] = {};
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName"));
+    DeviceInfo info;
+    info.name = name;
+    info.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    auto target = target_from_arch(info.arch);
+    if (!target.ok()) return target.status();
+    info.target = *target;
+    return info;
+  }
+
+  StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
+                                         ModuleHandle *module_out) override {
+    GATEJIT_RETURN_IF_ERROR(make_current(ordinal));
+    // cuModuleLoadData wants NUL-terminated PTX text.
+    std::vector<uint8_t> text(code.begin(), code.end());
+    text.push_back(0);
+    CUmodule module = nullptr;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuModuleLoadData(&module, text.data()), "cuModuleLoadData"));
+    CUfunction fn = nullptr;
+    Status s = check(api_.cuModuleGetFunction(&fn, module, symbol.c_str()), "cuModuleGetFunction(" + symbol + ")");
+    if (!s.ok()) {
+      api_.cuModuleUnload(module);
+      return s;
+    }
+    *module_out = module;
+    return FunctionHandle(fn);
+  }
+
+  void unload_module(int ordinal, ModuleHandle module) override {
+    if (module && make_current(ordinal).ok()) api_.cuModuleUnload(CUmodule(module));
+  }
+
+  Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
+                void *stream, void **args) override {
+    // The caller's thread may have no current context (a fresh host thread).
+    CUcontext current = nullptr;
+    if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == nullptr)
+      GATEJIT_RETURN_IF_ERROR(make_current(ordinal));
+    return check(api_.cuLaunchKernel(CUfunction(fn), grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
+                                     CUstream(stream), args, nullptr),
+                 "cuLaunchKernel");
+  }
+
+ private:
+  Status open() {
+    handle_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) handle_ = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (!handle_)
+      return device_error(std::string("CUDA driver library libcuda.so.1 could not be loaded (no NVIDIA driver on this "
+                                      "machine?): ") + dlerror());
+    bool ok = true;
+    std::string missing;
+    auto sym = [&](auto &fp, const char *name) {
+      fp = reinterpret_cast<std::remove_reference_t<decltype(fp)>>(dlsym(handle_, name));
+      if (!fp) ok = false, missing += std::string(" ") + name;
+    };
+    sym(api_.cuInit, "cuInit");
+    sym(api_.cuDeviceGet, "cuDeviceGet");
+    sym(api_.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    sym(api_.cuDeviceGetName, "cuDeviceGetName");
+    sym(api_.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    sym(api_.cuCtxGetCurrent, "cuCtxGetCurrent");
+    sym(api_.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(api_.cuModuleLoadData, "cuModuleLoadData");
+    sym(api_.cuModuleUnload, "cuModuleUnload");
+    sym(api_.cuModuleGetFunction, "cuModuleGetFunction");
+    sym(api_.cuLaunchKernel, "cuLaunchKernel");
+    sym(api_.cuGetErrorString, "cuGetErrorString");
+    if (!ok) return device_error("libcuda.so.1 lacks driver entry points:" + missing);
+    return check(api_.cuInit(0), "cuInit");
+  }
+
+  // Binds the device's primary context (the one PyTorch and the runtime API use).
+  Status make_current(int ordinal) {
+    GATEJIT_RETURN_IF_ERROR(available());
+    CUdevice dev;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuDeviceGet(&dev, ordinal), "cuDeviceGet(" + std::to_string(ordinal) + ")"));
+    CUcontext ctx = nullptr;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain"));
+    return check(api_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  }
+
+  Status check(CUresult r, const std::string &what) {
+    if (r == CUDA_SUCCESS) return Status::Ok();
+    const char *text = nullptr;
+    if (api_.cuGetErrorString) api_.cuGetErrorString(r, &text);
+    return device_error(what + " failed: CUDA error " + std::to_string(r) + (text ? std::string(" (") + text + ")" : ""));
+  }
+
+  std::once_flag open_once_;
+  Status open_status_;
+  void *handle_ = nullptr;
+  CudaApi api_{};
+};
+
+}  // namespace
+
+DeviceBackend &cuda_backend() {
+  static CudaBackend backend;
+  return backend;
+}
+
+}  // namespace gatejit

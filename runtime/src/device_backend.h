@@ -1,0 +1,50 @@
+// A device backend: the module API of one GPU runtime (CUDA driver API or
+// HIP), opened at run time with dlopen so gatejit builds and loads where
+// neither is installed. A backend that cannot open its library answers every
+// call with a device_error that says exactly what is missing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "gatejit/contract.h"
+#include "gatejit/status.h"
+
+namespace gatejit {
+
+struct DeviceInfo {
+  std::string name;     // "NVIDIA H200", "AMD Instinct MI355X"
+  std::string arch;     // "sm_90", "gfx950:sramecc+:xnack-"
+  Target target;        // what gatejit compiles for it
+};
+
+// Opaque handles of the underlying API.
+using ModuleHandle = void *;
+using FunctionHandle = void *;
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual const char *name() const = 0;  // "cuda" | "hip"
+  // Whether the library could be opened; the status says why not.
+  virtual Status available() = 0;
+  virtual StatusOr<DeviceInfo> device_info(int ordinal) = 0;
+  // Loads a code object (hsaco / PTX) for `ordinal` and looks up `symbol`.
+  virtual StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
+                                                 ModuleHandle *module_out) = 0;
+  virtual void unload_module(int ordinal, ModuleHandle module) = 0;
+  // Launches; `args` points at kKernelArgCount argument slots.
+  virtual Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
+                        void *stream, void **args) = 0;
+};
+
+// Process-wide backends (opened lazily, never closed).
+DeviceBackend &cuda_backend();
+DeviceBackend &hip_backend();
+
+// "gfx950:sramecc+:xnack-" -> gfx950; "sm_90" -> sm_90; unknown -> error.
+StatusOr<Target> target_from_arch(const std::string &arch);
+
+}  // namespace gatejit

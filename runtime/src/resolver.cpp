@@ -1,0 +1,171 @@
+#include "resolver.h"
+
+#include <mutex>
+
+#include "gatejit/template_choice.h"
+#include "log.h"
+
+namespace gatejit {
+namespace {
+
+std::string basename_of(const std::string &path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The specialised contracts that can serve `c`, best first.
+std::vector<std::pair<Contract, std::string>> specialised_candidates(const TemplateChoice &choice) {
+  std::vector<std::pair<Contract, std::string>> out;
+  out.push_back({choice.contract, "specialised gemv"});
+  const Contract &c = choice.contract;
+  if (!c.m_dynamic && c.m_max < kGemvMaxM) {
+    Contract bucket = c;
+    bucket.m_dynamic = true;
+    bucket.m = 0;
+    bucket.m_max = kGemvMaxM;
+    out.push_back({bucket, "specialised gemv (dynamic-M bucket, m_max " + std::to_string(kGemvMaxM) + ")"});
+  }
+  return out;
+}
+
+}  // namespace
+
+Resolver::Resolver(ResolverOptions options) : options_(std::move(options)) {}
+
+Status Resolver::add_bundle(const std::string &path) {
+  auto bundle = Bundle::open(path);
+  if (!bundle.ok()) return bundle.status();
+  log::info("loaded bundle " + path + " (" + std::to_string((*bundle)->size()) + " kernels)");
+  std::unique_lock lock(mu_);
+  bundles_.push_back(std::move(*bundle));
+  return Status::Ok();
+}
+
+void Resolver::set_jit(JitHook hook) {
+  std::unique_lock lock(mu_);
+  jit_ = std::move(hook);
+}
+
+size_t Resolver::bundle_count() const {
+  std::shared_lock lock(mu_);
+  return bundles_.size();
+}
+
+DiskCache *Resolver::cache() {
+  std::unique_lock lock(mu_);
+  if (options_.disable_cache) return nullptr;
+  if (!cache_opened_) {
+    cache_opened_ = true;
+    DiskCacheOptions o = options_.cache;
+    if (o.dir.empty()) o.dir = DiskCache::default_dir();
+    if (o.dir.empty()) {
+      log::warn_once("disk cache disabled: no cache directory ($GATEJIT_CACHE_DIR, $XDG_CACHE_HOME and $HOME unset); "
+                     "kernels are kept in memory only");
+      return nullptr;
+    }
+    auto opened = DiskCache::open(o);
+    if (!opened.ok()) {
+      log::warn_once("disk cache disabled: " + opened.status().message() + "; kernels are kept in memory only");
+      return nullptr;
+    }
+    cache_ = std::move(*opened);
+  }
+  return cache_.get();
+}
+
+StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, const std::string &what) {
+  const std::string key = contract_key(candidate);
+  {
+    std::shared_lock lock(mu_);
+    for (const auto &bundle : bundles_) {
+      if (!bundle->contains(key)) continue;
+      const std::string where = what + " from bundle " + basename_of(bundle->path());
+      if (mode == Mode::kExplain) return Resolution{{}, where};
+      auto kb = bundle->find(key);
+      if (kb.ok()) return Resolution{std::move(*kb), where};
+      log::warn_once("bundle " + bundle->path() + ": " + kb.status().message());
+    }
+  }
+  std::string fingerprint;
+  {
+    std::shared_lock lock(mu_);
+    fingerprint = jit_.fingerprint;
+  }
+  // The cache key includes the compiler's fingerprint: without a compiler
+  // attached there is no way to tell a current entry from a stale one.
+  if (!fingerprint.empty()) {
+    if (DiskCache *dc = cache()) {
+      auto kb = dc->get(cache_key(key, fingerprint), key, fingerprint);
+      if (kb.ok()) return Resolution{std::move(*kb), what + " from the disk cache"};
+      if (kb.status().code() != StatusCode::kNotFound) log::warn_once("disk cache: " + kb.status().message());
+    }
+  }
+  return not_found(what + ": not in " + std::to_string(bundle_count()) + " bundle(s) or the disk cache");
+}
+
+StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const std::string &what) {
+  JitHook hook;
+  {
+    std::shared_lock lock(mu_);
+    hook = jit_;
+  }
+  if (!hook.compile) return not_found("JIT not attached (the compiler library is not linked in)");
+  if (options_.disable_jit) return not_found("JIT disabled (GATEJIT_DISABLE_JIT=1 or disable_jit)");
+  if (mode == Mode::kExplain) return Resolution{{}, what + " compiled by the JIT (not in any bundle or the cache)"};
+  const std::string key = contract_key(candidate);
+  log::info("JIT compile " + canonical_text(candidate));
+  DiskCache *dc = options_.cache.read_only ? nullptr : cache();
+  if (!dc) {
+    auto kb = hook.compile(candidate);
+    if (!kb.ok()) return kb.status();
+    return Resolution{std::move(*kb), what + " compiled by the JIT (not cached)"};
+  }
+  bool hit = false;
+  auto kb = dc->get_or_compile(cache_key(key, hook.fingerprint), key, hook.fingerprint,
+                               [&] { return hook.compile(candidate); }, &hit);
+  if (!kb.ok()) return kb.status();
+  return Resolution{std::move(*kb), what + (hit ? " from the disk cache (compiled by another process)"
+                                                 : " compiled by the JIT")};
+}
+
+StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
+  auto choice = choose_template(c);
+  if (!choice.ok()) return choice.status();
+  std::vector<std::string> misses;
+  if (choice->kind == TemplateKind::kGemv) {
+    const auto candidates = specialised_candidates(*choice);
+    for (const auto &[candidate, what] : candidates) {
+      auto r = lookup(candidate, mode, what);
+      if (r.ok()) return r;
+      misses.push_back(r.status().message());
+    }
+    auto r = jit(candidates.front().first, mode, candidates.front().second);
+    if (r.ok()) return r;
+    if (r.status().code() != StatusCode::kNotFound) return r.status();  // a real compile error
+    misses.push_back(r.status().message());
+  }
+  const Contract generic = generic_contract_for(c);
+  const std::string why = choice->kind == TemplateKind::kGeneric
+                              ? choice->reason.substr(choice->reason.find(':') + 2)
+                              : "no specialised kernel available";
+  const std::string what = "generic (" + why + ")";
+  auto r = lookup(generic, mode, what);
+  if (r.ok()) return r;
+  misses.push_back(r.status().message());
+  r = jit(generic, mode, what);
+  if (r.ok() || r.status().code() != StatusCode::kNotFound) return r;
+  misses.push_back(r.status().message());
+  std::string message = "no kernel can serve " + canonical_text(c) + ":";
+  for (const std::string &m : misses) message += "\n  - " + m;
+  return unsupported(message);
+}
+
+StatusOr<Resolution> Resolver::resolve(const Contract &c) { return run(c, Mode::kResolve); }
+
+StatusOr<std::string> Resolver::explain(const Contract &c) {
+  auto r = run(c, Mode::kExplain);
+  if (!r.ok()) return r.status();
+  return r->explanation;
+}
+
+}  // namespace gatejit

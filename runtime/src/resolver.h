@@ -1,0 +1,62 @@
+// Resolution: which kernel serves a contract, in this order:
+//   loaded bundles -> disk cache -> JIT (when attached and not disabled)
+//   -> the generic kernel (from the same three sources) -> "unsupported".
+// The specialised candidates are the exact contract and, for M <= 16, the
+// dynamic-M gemv bucket (m_max = 16), so one precompiled kernel can serve
+// every decode batch size.
+#pragma once
+
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "bundle.h"
+#include "disk_cache.h"
+#include "gatejit/jit_hook.h"
+#include "gatejit/kernel_binary.h"
+
+namespace gatejit {
+
+struct ResolverOptions {
+  bool disable_cache = false;
+  DiskCacheOptions cache;  // dir "" = default_dir()
+  bool disable_jit = false;
+};
+
+struct Resolution {
+  KernelBinary binary;
+  std::string explanation;  // "specialised gemv from bundle kernels.gjb"
+};
+
+class Resolver {
+ public:
+  explicit Resolver(ResolverOptions options);
+
+  Status add_bundle(const std::string &path);
+  void set_jit(JitHook hook);
+
+  // Finds (and, where needed, compiles) the kernel for a normalised contract.
+  StatusOr<Resolution> resolve(const Contract &c);
+  // The path resolve() would take and why, without compiling or writing.
+  StatusOr<std::string> explain(const Contract &c);
+
+  size_t bundle_count() const;
+
+ private:
+  enum class Mode { kResolve, kExplain };
+  StatusOr<Resolution> run(const Contract &c, Mode mode);
+  // One candidate through bundles and cache; nullopt-like NotFound on miss.
+  StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const std::string &what);
+  StatusOr<Resolution> jit(const Contract &candidate, Mode mode, const std::string &what);
+  DiskCache *cache();  // opened lazily; null (with one warning) when unusable
+
+  ResolverOptions options_;
+  mutable std::shared_mutex mu_;
+  std::vector<std::unique_ptr<Bundle>> bundles_;
+  JitHook jit_;
+  bool cache_opened_ = false;
+  std::unique_ptr<DiskCache> cache_;
+};
+
+}  // namespace gatejit

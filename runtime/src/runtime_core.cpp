@@ -1,0 +1,174 @@
+#include "runtime_core.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "contract_derivation.h"
+#include "log.h"
+
+namespace gatejit {
+namespace {
+
+bool env_flag(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+std::vector<std::string> split_paths(const char *list) {
+  std::vector<std::string> out;
+  if (!list) return out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ':'))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
+  RuntimeOptions r;
+  auto env = options_from_env();
+  if (env.ok()) r.resolver.cache = *env;
+  else log::warn_once(env.status().message() + "; using the default cache options");
+  r.resolver.disable_jit = env_flag("GATEJIT_DISABLE_JIT");
+  if (o) {
+    if (o->cache_dir) r.resolver.cache.dir = o->cache_dir;
+    if (o->disable_cache) r.resolver.disable_cache = true;
+    if (o->cache_read_only) r.resolver.cache.read_only = true;
+    if (o->disable_jit) r.resolver.disable_jit = true;
+    for (auto &p : split_paths(o->bundle_path)) r.bundles.push_back(p);
+  }
+  for (auto &p : split_paths(std::getenv("GATEJIT_BUNDLE_PATH"))) r.bundles.push_back(p);
+  return r;
+}
+
+size_t RuntimeCore::CallKeyHash::operator()(const CallKey &k) const {
+  // Contract is plain data (enums, integers, bools): hash its fields.
+  const Contract &c = k.contract;
+  const int64_t fields[] = {int64_t(c.target), c.m, c.m_dynamic, c.m_max, c.n, c.k, int64_t(c.dtype_hidden),
+                            int64_t(c.dtype_weight), int64_t(c.dtype_attn), int64_t(c.dtype_out), c.ld_hidden,
+                            c.ld_weight, c.ld_attn, c.ld_out, c.align, int64_t(c.act), int64_t(c.rounding),
+                            int64_t(c.template_kind), k.device_kind, k.ordinal};
+  return size_t(XXH3_64bits(fields, sizeof fields));
+}
+
+RuntimeCore::RuntimeCore(RuntimeOptions options) : resolver_(options.resolver), options_(std::move(options)) {}
+
+RuntimeCore::~RuntimeCore() {
+  for (auto &[key, m] : modules_) m.backend->unload_module(m.ordinal, m.module);
+}
+
+Status RuntimeCore::init() {
+  for (const std::string &path : options_.bundles) GATEJIT_RETURN_IF_ERROR(resolver_.add_bundle(path));
+  return Status::Ok();
+}
+
+StatusOr<DeviceBackend *> RuntimeCore::backend_for(gatejit_device_kind_t kind) {
+  if (kind == GATEJIT_DEVICE_CUDA) return &cuda_backend();
+  if (kind == GATEJIT_DEVICE_HIP) return &hip_backend();
+  return invalid_argument("device_kind = " + std::to_string(int(kind)) +
+                          ": allowed are GATEJIT_DEVICE_CUDA, GATEJIT_DEVICE_HIP");
+}
+
+StatusOr<Target> RuntimeCore::device_target(gatejit_device_kind_t kind, int ordinal) {
+  auto backend = backend_for(kind);
+  if (!backend.ok()) return backend.status();
+  if (ordinal < 0) return invalid_argument("device_ordinal = " + std::to_string(ordinal) + ": must be >= 0");
+  DeviceSlot *slot;
+  {
+    std::lock_guard<std::mutex> lock(devices_mu_);
+    auto &s = devices_[(int64_t(kind) << 32) | uint32_t(ordinal)];
+    if (!s) s = std::make_unique<DeviceSlot>();
+    slot = s.get();
+  }
+  std::call_once(slot->once, [&] { slot->info = (*backend)->device_info(ordinal); });
+  if (!slot->info.ok()) return slot->info.status();
+  return slot->info->target;
+}
+
+StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb) {
+  const std::string key = std::string(backend.name()) + ":" + std::to_string(ordinal) + ":" + kb.key;
+  std::lock_guard<std::mutex> lock(modules_mu_);
+  auto it = modules_.find(key);
+  if (it != modules_.end()) return it->second.fn;
+  ModuleHandle module = nullptr;
+  auto fn = backend.load_function(ordinal, kb.code, kb.symbol, &module);
+  if (!fn.ok()) return fn.status();
+  modules_[key] = Module{&backend, ordinal, module, *fn};
+  log::debug("loaded module " + kb.symbol + " on " + backend.name() + ":" + std::to_string(ordinal));
+  return *fn;
+}
+
+Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key) {
+  auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
+  if (!backend.ok()) return backend.status();
+  auto resolved = resolver_.resolve(key.contract);
+  if (!resolved.ok()) return resolved.status();
+  if (resolved->binary.target != key.contract.target)
+    return internal_error("resolved kernel is for " + std::string(target_name(resolved->binary.target)) +
+                          ", device needs " + target_name(key.contract.target));
+  auto fn = module_function(**backend, key.ordinal, resolved->binary);
+  if (!fn.ok()) return fn.status();
+  slot.kernel = Loaded{*backend, key.ordinal, *fn, resolved->binary.geometry};
+  slot.explanation = resolved->explanation;
+  log::info("resolved " + canonical_text(key.contract) + ": " + slot.explanation);
+  return Status::Ok();
+}
+
+StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &args) {
+  auto target = device_target(args.device_kind, args.device_ordinal);
+  if (!target.ok()) return target.status();
+  auto contract = derive_contract(args, *target);
+  if (!contract.ok()) return contract.status();
+  const CallKey key{*contract, int(args.device_kind), args.device_ordinal};
+  Slot *slot = nullptr;
+  {
+    std::shared_lock lock(calls_mu_);
+    auto it = calls_.find(key);
+    if (it != calls_.end()) slot = it->second.get();
+  }
+  if (!slot) {
+    std::unique_lock lock(calls_mu_);
+    auto &s = calls_[key];
+    if (!s) s = std::make_unique<Slot>();
+    slot = s.get();
+  }
+  // Only callers of this same contract wait here; the map lock is not held.
+  std::call_once(slot->once, [&] { slot->status = resolve_into(*slot, key); });
+  if (!slot->status.ok()) return slot->status;
+  return slot;
+}
+
+Status RuntimeCore::prepare(const gatejit_gate_args_t &args) {
+  auto slot = slot_for(args);
+  return slot.ok() ? Status::Ok() : slot.status();
+}
+
+Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
+  auto slot_or = slot_for(args);
+  if (!slot_or.ok()) return slot_or.status();
+  const Loaded &k = (*slot_or)->kernel;
+  // The kernel ABI (kernel_binary.h): 4 pointers, then 7 i64 scalars.
+  void *hidden = args.hidden.data, *weight = args.weight.data, *attn = args.attn.data, *out = args.out.data;
+  int64_t m = args.hidden.rows, n = args.weight.rows, kk = args.hidden.cols;
+  int64_t ldh = args.hidden.ld, ldw = args.weight.ld, lda = args.attn.ld, ldo = args.out.ld;
+  void *params[kKernelArgCount] = {&hidden, &weight, &attn, &out, &m, &n, &kk, &ldh, &ldw, &lda, &ldo};
+  const std::array<uint32_t, 3> grid = {k.geometry.grid_x(n), k.geometry.grid_y(m), 1};
+  const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
+  return k.backend->launch(k.ordinal, k.fn, grid, block, args.stream, params);
+}
+
+StatusOr<std::string> RuntimeCore::explain(const gatejit_gate_args_t &args) {
+  auto target = device_target(args.device_kind, args.device_ordinal);
+  if (!target.ok()) return target.status();
+  auto contract = derive_contract(args, *target);
+  if (!contract.ok()) return contract.status();
+  return resolver_.explain(*contract);
+}
+
+}  // namespace gatejit

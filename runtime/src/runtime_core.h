@@ -1,0 +1,92 @@
+// RuntimeCore: what a gatejit_runtime_t handle points at. Resolves each
+// distinct (contract, device) once, loads one module per (device, code
+// object), and launches. After the first call for a contract, a call is a
+// shared-lock hash lookup and a launch: no allocation, file I/O or sync.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "device_backend.h"
+#include "gatejit/gatejit.h"
+#include "resolver.h"
+
+namespace gatejit {
+
+struct RuntimeOptions {
+  ResolverOptions resolver;
+  std::vector<std::string> bundles;
+};
+
+// Options from the C struct (may be null) and the environment.
+RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o);
+
+class RuntimeCore {
+ public:
+  explicit RuntimeCore(RuntimeOptions options);
+  ~RuntimeCore();
+  RuntimeCore(const RuntimeCore &) = delete;
+  RuntimeCore &operator=(const RuntimeCore &) = delete;
+
+  Status init();  // loads the bundles named in the options
+  Resolver &resolver() { return resolver_; }
+
+  Status launch(const gatejit_gate_args_t &args);
+  Status prepare(const gatejit_gate_args_t &args);
+  StatusOr<std::string> explain(const gatejit_gate_args_t &args);
+
+ private:
+  struct Loaded {
+    DeviceBackend *backend = nullptr;
+    int ordinal = 0;
+    FunctionHandle fn = nullptr;
+    LaunchGeometry geometry;
+  };
+  struct CallKey {
+    Contract contract;
+    int device_kind;
+    int ordinal;
+    bool operator==(const CallKey &) const = default;
+  };
+  struct CallKeyHash {
+    size_t operator()(const CallKey &k) const;
+  };
+  // Resolved once; other threads with the same key wait on `once`.
+  struct Slot {
+    std::once_flag once;
+    Status status;
+    Loaded kernel;
+    std::string explanation;
+  };
+  struct DeviceSlot {
+    std::once_flag once;
+    StatusOr<DeviceInfo> info = device_error("not queried");
+  };
+  struct Module {
+    DeviceBackend *backend;
+    int ordinal;
+    ModuleHandle module;
+    FunctionHandle fn;
+  };
+
+  StatusOr<DeviceBackend *> backend_for(gatejit_device_kind_t kind);
+  StatusOr<Target> device_target(gatejit_device_kind_t kind, int ordinal);
+  StatusOr<Slot *> slot_for(const gatejit_gate_args_t &args);
+  Status resolve_into(Slot &slot, const CallKey &key);
+  StatusOr<FunctionHandle> module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb);
+
+  Resolver resolver_;
+  RuntimeOptions options_;
+  std::shared_mutex calls_mu_;
+  std::unordered_map<CallKey, std::unique_ptr<Slot>, CallKeyHash> calls_;
+  std::mutex devices_mu_;
+  std::unordered_map<int64_t, std::unique_ptr<DeviceSlot>> devices_;
+  std::mutex modules_mu_;
+  std::unordered_map<std::string, Module> modules_;  // "<backend>:<ordinal>:<binary key>"
+};
+
+}  // namespace gatejit
