@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Run HERE (the LLVM machine) before scripts/device_run.sh goes to the GPU
+# machine: that machine has no LLVM, no GoogleTest and no header-only deps.
+# Fills .device/ (git-ignored, carried by the device tool) with:
+#   include/      xxhash.h and nlohmann/json.hpp
+#   googletest/   GoogleTest sources (built there from source)
+#   kernels.gjb   every kernel the GPU suite, the binding tests and the
+#                 benchmark need, precompiled for sm_90
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+GATEJIT=${GATEJIT:-$BUILD/compiler/gatejit}
+[ -x "$GATEJIT" ] || { echo "prepare_device: build the gatejit tool first ($GATEJIT)" >&2; exit 1; }
+rm -rf .device && mkdir -p .device/include
+cp /usr/include/xxhash.h .device/include/
+cp -r /usr/include/nlohmann .device/include/
+cp -r /usr/src/googletest .device/googletest
+"$GATEJIT" precompile tests/gpu/bundle_spec.json --targets sm_90 -o .device/kernels.gjb
+"$GATEJIT" inspect .device/kernels.gjb | tail -1
+du -sh .device
