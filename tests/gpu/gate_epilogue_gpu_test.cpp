@@ -77,6 +77,9 @@ std::string case_name(const Case &c) {
   return s;
 }
 
+// gtest prints parameters with this (instead of a byte dump).
+void PrintTo(const Case &c, std::ostream *os) { *os << case_name(c); }
+
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -72,7 +72,11 @@ StatusOr<TemplateKind> parse_template(std::string_view s);
 // allowed. Does not modify the contract.
 Status validate(const Contract &c);
 
-// validate() then fill defaults (packed leading dimensions, m_max).
+// The largest alignment any template exploits (16-byte vector loads).
+inline constexpr int64_t kMaxUsefulAlign = 16;
+
+// validate() then fill defaults (packed leading dimensions, m_max) and clamp
+// align to kMaxUsefulAlign.
 StatusOr<Contract> normalize(Contract c);
 
 // Stable one-line text of a normalised contract, e.g.
