@@ -1,0 +1,76 @@
+// The C API without a GPU: statuses carry codes and messages, explain works,
+// and a launch says exactly what is missing instead of crashing.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gatejit/gatejit.h"
+
+namespace {
+
+std::string take(gatejit_status_t s, gatejit_status_code_t *code = nullptr) {
+  if (code) *code = gatejit_status_code(s);
+  std::string m = gatejit_status_message(s);
+  gatejit_status_free(s);
+  return m;
+}
+
+TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
+  gatejit_status_code_t code;
+  EXPECT_NE(take(gatejit_runtime_create(nullptr, nullptr), &code).find("out_runtime"), std::string::npos);
+  EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT);
+  EXPECT_NE(take(gatejit_gate_epilogue(nullptr, nullptr)).find("runtime"), std::string::npos);
+  EXPECT_EQ(gatejit_status_code(nullptr), GATEJIT_OK);
+  EXPECT_STREQ(gatejit_status_message(nullptr), "");
+}
+
+TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
+  gatejit_runtime_options_t o{};
+  o.disable_cache = 1;
+  gatejit_runtime_t rt = nullptr;
+  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  char *text = nullptr;
+  gatejit_status_code_t code;
+  const std::string m = take(gatejit_explain_contract_json(
+                                 rt, R"({"m": 1, "n": 1536, "k": 7168, "dtype": "bf16", "target": "gfx950"})", &text),
+                             &code);
+  EXPECT_EQ(code, GATEJIT_UNSUPPORTED);
+  EXPECT_NE(m.find("JIT not attached"), std::string::npos) << m;
+  EXPECT_EQ(text, nullptr);
+  EXPECT_NE(take(gatejit_explain_contract_json(rt, R"({"k": 0, "n": 1})", &text), &code).find("k = 0"),
+            std::string::npos);
+  EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT);
+  gatejit_runtime_destroy(rt);
+}
+
+TEST(CApi, LaunchOnAMachineWithoutTheDeviceLibrarySaysWhatIsMissing) {
+  gatejit_runtime_options_t o{};
+  o.disable_cache = 1;
+  gatejit_runtime_t rt = nullptr;
+  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  gatejit_gate_args_t a{};
+  static char fake[64] __attribute__((aligned(16)));
+  a.hidden = {fake, GATEJIT_BF16, 1, 8, 8};
+  a.weight = {fake, GATEJIT_BF16, 8, 8, 8};
+  a.attn = {fake, GATEJIT_BF16, 1, 8, 8};
+  a.out = a.attn;
+  a.device_kind = GATEJIT_DEVICE_HIP;  // no ROCm on any machine of this project
+  gatejit_status_code_t code;
+  const std::string m = take(gatejit_gate_epilogue(rt, &a), &code);
+  EXPECT_EQ(code, GATEJIT_DEVICE_ERROR);
+  EXPECT_NE(m.find("HIP"), std::string::npos) << m;
+  a.device_kind = gatejit_device_kind_t(5);
+  EXPECT_NE(take(gatejit_gate_epilogue(rt, &a)).find("device_kind = 5"), std::string::npos);
+  gatejit_runtime_destroy(rt);
+}
+
+TEST(CApi, MissingBundleIsAClearError) {
+  gatejit_runtime_options_t o{};
+  o.bundle_path = "/nonexistent/kernels.gjb";
+  gatejit_runtime_t rt = nullptr;
+  const std::string m = take(gatejit_runtime_create(&o, &rt));
+  EXPECT_NE(m.find("/nonexistent/kernels.gjb"), std::string::npos) << m;
+  EXPECT_EQ(rt, nullptr);
+}
+
+}  // namespace

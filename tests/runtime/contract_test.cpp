@@ -1,0 +1,130 @@
+// Contracts: validation messages name the field, normalisation, canonical
+// text and keys, JSON round trip, template choice and its reasons.
+#include <gtest/gtest.h>
+
+#include "gatejit/contract.h"
+#include "gatejit/contract_json.h"
+#include "gatejit/template_choice.h"
+
+namespace gatejit {
+namespace {
+
+Contract seed() {
+  Contract c;
+  c.m = 1;
+  c.n = 1536;
+  c.k = 7168;
+  return c;
+}
+
+std::string error_of(const Contract &c) {
+  Status s = validate(c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  return s.message();
+}
+
+TEST(Contract, SeedIsValidAndNormalises) {
+  auto n = normalize(seed());
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_EQ(n->ld_hidden, 7168);
+  EXPECT_EQ(n->ld_attn, 1536);
+  EXPECT_EQ(n->m_max, 1);
+}
+
+TEST(Contract, InvalidFieldsAreNamed) {
+  Contract c = seed();
+  c.k = 0;
+  EXPECT_NE(error_of(c).find("k = 0"), std::string::npos);
+  c = seed();
+  c.dtype_weight = DType::kF16;
+  EXPECT_NE(error_of(c).find("mixed dtypes"), std::string::npos);
+  c = seed();
+  c.ld_weight = 7167;
+  EXPECT_NE(error_of(c).find("ld_weight = 7167"), std::string::npos);
+  c = seed();
+  c.m = 32;
+  c.m_max = 16;
+  EXPECT_NE(error_of(c).find("m_max = 16"), std::string::npos);
+  c = seed();
+  c.align = 3;
+  EXPECT_NE(error_of(c).find("align = 3"), std::string::npos);
+  c = seed();
+  c.m_dynamic = true;
+  c.m_max = 0;
+  EXPECT_NE(error_of(c).find("m_max"), std::string::npos);
+  EXPECT_NE(parse_target("gfx1234").status().message().find("gfx1234"), std::string::npos);
+}
+
+TEST(Contract, KeyFollowsEveryFieldAndIgnoresUselessAlignment) {
+  const Contract base = *normalize(seed());
+  const std::string key = contract_key(base);
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_EQ(key, contract_key(*normalize(seed())));
+  Contract other = seed();
+  other.act = Activation::kSilu;
+  EXPECT_NE(key, contract_key(*normalize(other)));
+  other = seed();
+  other.target = Target::kSm90;
+  EXPECT_NE(key, contract_key(*normalize(other)));
+  other = seed();
+  other.align = 256;  // more than any template uses: same kernel, same key
+  EXPECT_EQ(key, contract_key(*normalize(other)));
+}
+
+TEST(Contract, GenericKeyIgnoresTheShape) {
+  Contract a = *normalize(seed()), b = seed();
+  b.n = 1000;
+  b.k = 999;
+  b = *normalize(b);
+  EXPECT_EQ(contract_key(generic_contract_for(a)), contract_key(generic_contract_for(b)));
+  EXPECT_NE(contract_key(a), contract_key(b));
+}
+
+TEST(ContractJson, RoundTripsAndRejectsUnknownKeys) {
+  auto c = contract_from_json_text(R"({"m": "dynamic", "m_max": 16, "n": 1536, "k": 7168, "dtype": "f16",
+                                       "act": "silu", "target": "sm_90", "rounding": "fused"})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->m_dynamic);
+  EXPECT_EQ(c->dtype_hidden, DType::kF16);
+  auto back = contract_from_json(contract_to_json(*normalize(*c)));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(canonical_text(*normalize(*back)), canonical_text(*normalize(*c)));
+  auto bad = contract_from_json_text(R"({"n": 1, "k": 1, "colour": "red"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("colour"), std::string::npos);
+  auto wrong_type = contract_from_json_text(R"({"n": "many"})");
+  ASSERT_FALSE(wrong_type.ok());
+  EXPECT_NE(wrong_type.status().message().find("n = \"many\""), std::string::npos);
+}
+
+TEST(TemplateChoice, GemvWhereItFitsGenericWithAReasonElsewhere) {
+  auto gemv = choose_template(*normalize(seed()));
+  ASSERT_TRUE(gemv.ok());
+  EXPECT_EQ(gemv->kind, TemplateKind::kGemv);
+
+  Contract c = seed();
+  c.ld_weight = 7170;
+  auto g = choose_template(*normalize(c));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->kind, TemplateKind::kGeneric);
+  EXPECT_NE(g->reason.find("ld_weight = 7170 is not 16-byte aligned"), std::string::npos) << g->reason;
+
+  c = seed();
+  c.m = 17;
+  EXPECT_NE(choose_template(*normalize(c))->reason.find("m_max = 17"), std::string::npos);
+
+  c = seed();
+  c.align = 4;
+  EXPECT_NE(choose_template(*normalize(c))->reason.find("align = 4"), std::string::npos);
+
+  c = seed();
+  c.ld_weight = 7170;
+  c.template_kind = TemplateKind::kGemv;  // forced, but impossible
+  auto forced = choose_template(*normalize(c));
+  ASSERT_FALSE(forced.ok());
+  EXPECT_NE(forced.status().message().find("template = gemv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gatejit

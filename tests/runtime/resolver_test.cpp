@@ -1,0 +1,193 @@
+// The resolution order (bundles -> disk cache -> JIT -> generic ->
+// unsupported) and the explanation of each path, over real bundle files and
+// a real cache directory. The JIT here is a counting compile function that
+// returns a well-formed KernelBinary: the real compiler behind the same hook
+// is exercised in tests/compiler/jit_test.cpp.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "bundle.h"
+#include "disk_cache.h"
+#include "gatejit/template_choice.h"
+#include "resolver.h"
+
+namespace gatejit {
+namespace {
+
+namespace fs = std::filesystem;
+
+Contract normalized(int64_t m, int64_t ld_weight = 0) {
+  Contract c;
+  c.target = Target::kSm90;
+  c.m = m;
+  c.n = 1536;
+  c.k = 7168;
+  c.ld_weight = ld_weight;
+  return *normalize(c);
+}
+
+// What the compiler would produce for `c`, with placeholder code bytes.
+KernelBinary binary_for(const Contract &c, const std::string &toolchain, const std::string &tag) {
+  const TemplateChoice choice = *choose_template(c);
+  KernelBinary kb;
+  kb.key = contract_key(choice.contract);
+  kb.contract_text = canonical_text(choice.contract);
+  kb.target = c.target;
+  kb.format = BinaryFormat::kPtx;
+  kb.symbol = "gatejit_" + tag;
+  kb.geometry = {256, 8, false};
+  kb.toolchain = toolchain;
+  kb.report_json = "{}";
+  kb.code.assign(tag.begin(), tag.end());
+  return kb;
+}
+
+Contract bucket_of(const Contract &c) {
+  Contract b = choose_template(c)->contract;
+  b.m_dynamic = true;
+  b.m = 0;
+  b.m_max = kGemvMaxM;
+  return b;
+}
+
+class ResolverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gatejit-resolver-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write_bundle(const std::string &name, const std::vector<KernelBinary> &kernels) {
+    BundleWriter w;
+    for (const auto &kb : kernels) EXPECT_TRUE(w.add(kb).ok());
+    const std::string path = dir_ + "/" + name;
+    EXPECT_TRUE(w.write(path, false).ok());
+    return path;
+  }
+
+  ResolverOptions options(bool disable_jit = false) {
+    ResolverOptions o;
+    o.cache.dir = dir_ + "/cache";
+    o.disable_jit = disable_jit;
+    return o;
+  }
+
+  JitHook counting_jit() {
+    return JitHook{[this](const Contract &c) -> StatusOr<KernelBinary> {
+                     ++compiles_;
+                     return binary_for(c, kToolchain, "jit");
+                   },
+                   kToolchain};
+  }
+
+  static constexpr const char *kToolchain = "test-toolchain/1";
+  std::string dir_;
+  int compiles_ = 0;
+};
+
+TEST_F(ResolverTest, NothingAvailableIsUnsupportedAndSaysWhatWasTried) {
+  Resolver r(options());
+  auto res = r.resolve(normalized(1));
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kUnsupported);
+  const std::string &m = res.status().message();
+  EXPECT_NE(m.find("specialised gemv: not in 0 bundle(s)"), std::string::npos) << m;
+  EXPECT_NE(m.find("JIT not attached"), std::string::npos) << m;
+  EXPECT_NE(m.find("generic"), std::string::npos) << m;
+}
+
+TEST_F(ResolverTest, BundleServesTheSpecialisedKernel) {
+  Resolver r(options());
+  ASSERT_TRUE(r.add_bundle(write_bundle("kernels.gjb", {binary_for(normalized(1), "x", "bundled")})).ok());
+  r.set_jit(counting_jit());
+  auto res = r.resolve(normalized(1));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised gemv from bundle kernels.gjb");
+  EXPECT_EQ(res->binary.symbol, "gatejit_bundled");
+  EXPECT_EQ(compiles_, 0);
+  EXPECT_EQ(*r.explain(normalized(1)), "specialised gemv from bundle kernels.gjb");
+}
+
+TEST_F(ResolverTest, DynamicBucketServesOtherM) {
+  Resolver r(options(/*disable_jit=*/true));
+  ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(bucket_of(normalized(3)), "x", "bucket")})).ok());
+  auto res = r.resolve(normalized(3));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_NE(res->explanation.find("dynamic-M bucket, m_max 16"), std::string::npos) << res->explanation;
+}
+
+TEST_F(ResolverTest, GenericFromBundleWhenNoSpecialisedKernel) {
+  Resolver r(options(/*disable_jit=*/true));
+  const Contract generic = generic_contract_for(normalized(1));
+  ASSERT_TRUE(r.add_bundle(write_bundle("g.gjb", {binary_for(generic, "x", "generic")})).ok());
+  EXPECT_EQ(*r.explain(normalized(1)), "generic (no specialised kernel available) from bundle g.gjb");
+  // A contract gemv refuses names its reason.
+  EXPECT_EQ(*r.explain(normalized(2, 7170)),
+            "generic (leading dimension ld_weight = 7170 is not 16-byte aligned) from bundle g.gjb");
+}
+
+TEST_F(ResolverTest, JitCompilesOnceThenTheCacheServes) {
+  {
+    Resolver r(options());
+    r.set_jit(counting_jit());
+    EXPECT_EQ(*r.explain(normalized(4)), "specialised gemv compiled by the JIT (not in any bundle or the cache)");
+    EXPECT_EQ(compiles_, 0) << "explain must not compile";
+    auto res = r.resolve(normalized(4));
+    ASSERT_TRUE(res.ok()) << res.status().message();
+    EXPECT_EQ(res->explanation, "specialised gemv compiled by the JIT");
+    EXPECT_EQ(compiles_, 1);
+  }
+  Resolver again(options());  // a new process, in effect
+  again.set_jit(counting_jit());
+  auto res = again.resolve(normalized(4));
+  ASSERT_TRUE(res.ok());
+  EXPECT_EQ(res->explanation, "specialised gemv from the disk cache");
+  EXPECT_EQ(compiles_, 1);
+}
+
+TEST_F(ResolverTest, BundlesComeBeforeTheCache) {
+  {
+    Resolver warm(options());
+    warm.set_jit(counting_jit());
+    ASSERT_TRUE(warm.resolve(normalized(1)).ok());  // now cached
+  }
+  Resolver r(options());
+  r.set_jit(counting_jit());
+  ASSERT_TRUE(r.add_bundle(write_bundle("k.gjb", {binary_for(normalized(1), "x", "bundled")})).ok());
+  EXPECT_EQ(r.resolve(normalized(1))->binary.symbol, "gatejit_bundled");
+}
+
+TEST_F(ResolverTest, DisabledJitFallsBackToGenericAndNeverCompiles) {
+  Resolver r(options(/*disable_jit=*/true));
+  r.set_jit(counting_jit());
+  auto res = r.resolve(normalized(1));
+  ASSERT_FALSE(res.ok());
+  EXPECT_NE(res.status().message().find("JIT disabled"), std::string::npos);
+  EXPECT_EQ(compiles_, 0);
+}
+
+TEST_F(ResolverTest, CompileErrorsAreReportedNotHidden) {
+  Resolver r(options());
+  r.set_jit(JitHook{[](const Contract &) -> StatusOr<KernelBinary> { return compile_error("boom"); }, kToolchain});
+  auto res = r.resolve(normalized(1));
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kCompileError);
+}
+
+TEST_F(ResolverTest, MalformedBundleIsRefusedAtLoad) {
+  const std::string path = dir_ + "/bad.gjb";
+  FILE *f = fopen(path.c_str(), "wb");
+  fputs("GJBUNDLE but not really", f);
+  fclose(f);
+  Resolver r(options());
+  Status s = r.add_bundle(path);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("bad.gjb"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace gatejit
