@@ -7,7 +7,8 @@
 #   FUZZ_BUILD_DIR build directory (default build-fuzz)
 #   FUZZ_CC/FUZZ_CXX compilers (default clang-22 / clang++-22)
 #   FUZZ_JOBS      build parallelism (default: ninja's)
-# Crash reproducers and logs go to $FUZZ_BUILD_DIR/fuzz-out/<target>/.
+# Crash reproducers and logs go to $FUZZ_BUILD_DIR/fuzz-out/<target>/; the
+# corpus that grows from run to run is in $FUZZ_BUILD_DIR/fuzz-corpus/<target>/.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,9 +28,11 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
 fi
 cmake --build "$build" ${FUZZ_JOBS:+-j "$FUZZ_JOBS"} --target "${targets[@]}" bundle_fuzz_seeds
 
+# fuzz-out is per run; the corpus grows across runs.
 out="$build/fuzz-out"
+corpora="$build/fuzz-corpus"
 rm -rf "$out"
-mkdir -p "$out"
+mkdir -p "$out" "$corpora"
 
 # Seeds are made here, never committed: valid bundles from the writer, and
 # contract JSON covering each field.
@@ -52,7 +55,7 @@ JSON
 status=0
 for t in "${targets[@]}"; do
   artifacts="$out/$t"
-  corpus="$out/corpus/$t"
+  corpus="$corpora/$t"
   mkdir -p "$artifacts" "$corpus"
   echo "== $t: ${seconds}s"
   # -rss_limit_mb: the reader caps what a hostile size can allocate, so

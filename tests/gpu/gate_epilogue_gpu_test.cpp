@@ -15,7 +15,7 @@
 #include <random>
 #include <string>
 
-#include "cuda_test_driver.h"
+#include "support/cuda_driver.h"
 #include "gatejit/gatejit.h"
 #include "support/gate_reference.h"
 

@@ -1,4 +1,4 @@
-#include "cuda_test_driver.h"
+#include "cuda_driver.h"
 
 #include <dlfcn.h>
 

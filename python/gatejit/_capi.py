@@ -1,0 +1,346 @@
+"""ctypes declarations of the gatejit C API (runtime/include/gatejit/gatejit.h).
+
+This layer knows nothing about torch: it finds and loads libgatejit.so, mirrors
+the C structs and enums, declares every entry point's argument and return
+types, and turns status objects into :class:`GatejitError`. ``gatejit``'s
+public API (``__init__.py``) is built on it.
+
+The struct layouts below must match gatejit.h exactly (x86-64 / aarch64 SysV:
+a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
+
+    gatejit_tensor_t           40 bytes: data@0 dtype@8 rows@16 cols@24 ld@32
+    gatejit_gate_args_t       184 bytes: hidden@0 weight@40 attn@80 out@120
+                                         act@160 rounding@164 device_kind@168
+                                         device_ordinal@172 stream@176
+    gatejit_runtime_options_t  32 bytes: cache_dir@0 disable_cache@8
+                                         cache_read_only@12 disable_jit@16
+                                         bundle_path@24
+
+:func:`check_layout` asserts these numbers at load time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import os
+import threading
+from pathlib import Path
+from typing import List, Optional
+
+__all__ = [
+    "GatejitError",
+    "GatejitArgumentError",
+    "Tensor",
+    "GateArgs",
+    "RuntimeOptions",
+    "load_library",
+    "library_path",
+    "check",
+    "take_string",
+    "STATUS_NAMES",
+]
+
+# --- enums (values as in gatejit.h) -----------------------------------------
+
+API_VERSION = 1  # GATEJIT_API_VERSION this binding was written against
+
+OK = 0
+INVALID_ARGUMENT = 1
+UNSUPPORTED = 2
+NOT_FOUND = 3
+CORRUPT = 4
+IO_ERROR = 5
+PERMISSION_DENIED = 6
+COMPILE_ERROR = 7
+DEVICE_ERROR = 8
+INTERNAL = 9
+
+STATUS_NAMES = {
+    OK: "OK",
+    INVALID_ARGUMENT: "INVALID_ARGUMENT",
+    UNSUPPORTED: "UNSUPPORTED",
+    NOT_FOUND: "NOT_FOUND",
+    CORRUPT: "CORRUPT",
+    IO_ERROR: "IO_ERROR",
+    PERMISSION_DENIED: "PERMISSION_DENIED",
+    COMPILE_ERROR: "COMPILE_ERROR",
+    DEVICE_ERROR: "DEVICE_ERROR",
+    INTERNAL: "INTERNAL",
+}
+
+BF16 = 0
+F16 = 1
+F32 = 2
+
+SIGMOID = 0
+SILU = 1
+
+ROUNDING_BOUNDARY = 0
+ROUNDING_FUSED = 1
+
+DEVICE_CUDA = 1
+DEVICE_HIP = 2
+
+
+# --- errors ------------------------------------------------------------------
+
+
+class GatejitError(RuntimeError):
+    """An error from gatejit: a rejected argument or a runtime status.
+
+    Attributes:
+        code: the runtime's status code (an int, see ``STATUS_NAMES``);
+            ``INVALID_ARGUMENT`` for errors found by the Python checks.
+        code_name: the code's name, e.g. ``"UNSUPPORTED"``.
+        argument: the name of the offending argument when the Python
+            checks found it (``"hidden"``, ``"weight"``, ``"act"``, ...),
+            else ``None``.
+    """
+
+    def __init__(self, message: str, code: int = INTERNAL, argument: Optional[str] = None):
+        super().__init__(message)
+        self.code = code
+        self.code_name = STATUS_NAMES.get(code, f"code {code}")
+        self.argument = argument
+
+
+class GatejitArgumentError(GatejitError, ValueError):
+    """An argument rejected by the Python-side checks (also a ValueError)."""
+
+    def __init__(self, argument: str, message: str):
+        super().__init__(message, INVALID_ARGUMENT, argument)
+
+
+# --- structs -----------------------------------------------------------------
+
+
+class Tensor(ctypes.Structure):
+    """gatejit_tensor_t: a 2-D row-major device tensor (rows x cols, row stride ld)."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int),
+        ("rows", ctypes.c_int64),
+        ("cols", ctypes.c_int64),
+        ("ld", ctypes.c_int64),
+    ]
+
+
+class GateArgs(ctypes.Structure):
+    """gatejit_gate_args_t: one call's four tensors, activation, rounding, device and stream."""
+
+    _fields_ = [
+        ("hidden", Tensor),
+        ("weight", Tensor),
+        ("attn", Tensor),
+        ("out", Tensor),
+        ("act", ctypes.c_int),
+        ("rounding", ctypes.c_int),
+        ("device_kind", ctypes.c_int),
+        ("device_ordinal", ctypes.c_int),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class RuntimeOptions(ctypes.Structure):
+    """gatejit_runtime_options_t: options of gatejit_runtime_create (NULL fields = defaults/env)."""
+
+    _fields_ = [
+        ("cache_dir", ctypes.c_char_p),
+        ("disable_cache", ctypes.c_int),
+        ("cache_read_only", ctypes.c_int),
+        ("disable_jit", ctypes.c_int),
+        ("bundle_path", ctypes.c_char_p),
+    ]
+
+
+def check_layout() -> None:
+    """Asserts the struct sizes and offsets documented in this module's docstring."""
+    expected = {
+        Tensor: (40, {"data": 0, "dtype": 8, "rows": 16, "cols": 24, "ld": 32}),
+        GateArgs: (
+            184,
+            {
+                "hidden": 0,
+                "weight": 40,
+                "attn": 80,
+                "out": 120,
+                "act": 160,
+                "rounding": 164,
+                "device_kind": 168,
+                "device_ordinal": 172,
+                "stream": 176,
+            },
+        ),
+        RuntimeOptions: (
+            32,
+            {"cache_dir": 0, "disable_cache": 8, "cache_read_only": 12, "disable_jit": 16, "bundle_path": 24},
+        ),
+    }
+    for struct, (size, offsets) in expected.items():
+        if ctypes.sizeof(struct) != size:
+            raise GatejitError(
+                f"ctypes layout of {struct.__name__} is {ctypes.sizeof(struct)} bytes, gatejit.h has {size}: "
+                "this platform's ABI differs from the one the binding was written for"
+            )
+        for name, offset in offsets.items():
+            got = getattr(struct, name).offset
+            if got != offset:
+                raise GatejitError(f"ctypes layout: {struct.__name__}.{name} at offset {got}, gatejit.h has {offset}")
+
+
+# --- library loading ----------------------------------------------------------
+
+_LIB_NAME = "libgatejit.so"
+_lock = threading.Lock()
+_lib: Optional[ctypes.CDLL] = None
+_lib_path: Optional[str] = None
+
+
+def _candidates() -> List[str]:
+    """Where to look for libgatejit.so when $GATEJIT_LIBRARY is unset, in order."""
+    package_dir = Path(__file__).resolve().parent
+    repo = package_dir.parent.parent  # python/gatejit -> repository root
+    out = [str(package_dir / _LIB_NAME), str(repo / "build-py" / "runtime" / _LIB_NAME)]
+    # Other build folders of the repository, newest first.
+    others = glob.glob(str(repo / "build*" / "runtime" / _LIB_NAME))
+    others.sort(key=lambda p: os.path.getmtime(p) if os.path.exists(p) else 0.0, reverse=True)
+    out += [p for p in others if p not in out]
+    return out
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    """Declares argument and return types of every entry point used."""
+    vp, cp = ctypes.c_void_p, ctypes.c_char_p
+    status = ctypes.c_void_p  # gatejit_status_t: opaque; NULL (None) means success
+    sigs = {
+        "gatejit_status_code": (ctypes.c_int, [status]),
+        "gatejit_status_message": (cp, [status]),
+        "gatejit_status_free": (None, [status]),
+        "gatejit_runtime_create": (status, [ctypes.POINTER(RuntimeOptions), ctypes.POINTER(vp)]),
+        "gatejit_runtime_destroy": (None, [vp]),
+        "gatejit_runtime_load_bundle": (status, [vp, cp]),
+        "gatejit_gate_epilogue": (status, [vp, ctypes.POINTER(GateArgs)]),
+        "gatejit_prepare": (status, [vp, ctypes.POINTER(GateArgs)]),
+        # out_text is declared void** (not char**) so the exact pointer can be
+        # handed back to gatejit_string_free.
+        "gatejit_explain": (status, [vp, ctypes.POINTER(GateArgs), ctypes.POINTER(vp)]),
+        "gatejit_explain_contract_json": (status, [vp, cp, ctypes.POINTER(vp)]),
+        "gatejit_resolve_contract_json": (status, [vp, cp, ctypes.POINTER(vp)]),
+        "gatejit_string_free": (None, [vp]),
+    }
+    for name, (restype, argtypes) in sigs.items():
+        fn = getattr(lib, name)  # AttributeError: not a gatejit library
+        fn.restype = restype
+        fn.argtypes = argtypes
+    # Defined by the compiler library only; absent from a runtime-only build.
+    try:
+        fn = lib.gatejit_runtime_attach_jit
+    except AttributeError:
+        pass
+    else:
+        fn.restype = status
+        fn.argtypes = [vp]
+
+
+def _open(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path)
+    try:
+        _declare(lib)
+    except AttributeError as e:
+        raise OSError(f"{path} is not a gatejit library: {e}") from None
+    return lib
+
+
+def load_library() -> ctypes.CDLL:
+    """Loads libgatejit.so once (thread-safe) and returns it.
+
+    Search order: ``$GATEJIT_LIBRARY`` (a file, or a folder holding
+    libgatejit.so; when set, nothing else is tried), then libgatejit.so next to
+    this package, then ``build-py/runtime/`` and the other ``build*/runtime/``
+    folders of the repository (newest first), then the system's library path.
+    Raises GatejitError (code NOT_FOUND) listing what was tried.
+    """
+    global _lib, _lib_path
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        check_layout()
+        tried = []
+        env = os.environ.get("GATEJIT_LIBRARY")
+        if env:
+            path = os.path.join(env, _LIB_NAME) if os.path.isdir(env) else env
+            try:
+                lib = _open(path)
+            except OSError as e:
+                raise GatejitError(f"GATEJIT_LIBRARY={env}: cannot load {path}: {e}", NOT_FOUND) from None
+            _lib, _lib_path = lib, path
+            return lib
+        for path in _candidates():
+            if not os.path.exists(path):
+                continue
+            try:
+                lib = _open(path)
+            except OSError as e:  # e.g. a sanitizer build that needs its runtime preloaded
+                tried.append(f"{path}: {e}")
+                continue
+            _lib, _lib_path = lib, path
+            return lib
+        system = ctypes.util.find_library("gatejit")
+        if system:
+            try:
+                lib = _open(system)
+            except OSError as e:
+                tried.append(f"{system}: {e}")
+            else:
+                _lib, _lib_path = lib, system
+                return lib
+        detail = "".join(f"\n  - {t}" for t in tried)
+        raise GatejitError(
+            "libgatejit.so not found: set GATEJIT_LIBRARY=/path/to/libgatejit.so, or build it with "
+            "`cmake -S . -B build-py -G Ninja -DGATEJIT_BUILD_COMPILER=OFF -DGATEJIT_BUILD_BENCHMARKS=OFF "
+            "-DGATEJIT_BUILD_TESTS=OFF && ninja -C build-py gatejit_shared`" + (f"; tried:{detail}" if detail else ""),
+            NOT_FOUND,
+        )
+
+
+def library_path() -> str:
+    """The path libgatejit.so was loaded from (loads it if needed)."""
+    load_library()
+    assert _lib_path is not None
+    return _lib_path
+
+
+# --- status objects and strings ------------------------------------------------
+
+
+def check(status: Optional[int], what: str) -> None:
+    """Raises GatejitError for a non-NULL status, always freeing it.
+
+    The message is ``"<what>: <runtime message>"``; ``code`` is the runtime's.
+    """
+    if not status:
+        return
+    lib = load_library()
+    try:
+        code = int(lib.gatejit_status_code(status))
+        raw = lib.gatejit_status_message(status)
+        message = raw.decode("utf-8", errors="replace") if raw else ""
+    finally:
+        lib.gatejit_status_free(status)
+    raise GatejitError(f"{what}: {message}" if message else f"{what}: failed ({STATUS_NAMES.get(code, code)})", code)
+
+
+def take_string(ptr: ctypes.c_void_p) -> str:
+    """Copies a string returned by the runtime and frees it with gatejit_string_free."""
+    if not ptr.value:
+        return ""
+    lib = load_library()
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8", errors="replace")
+    finally:
+        lib.gatejit_string_free(ptr)

@@ -1,0 +1,474 @@
+"""Tests of the gatejit Python binding on a CUDA device (pytest).
+
+Run on a GPU machine with PyTorch, libgatejit.so and a kernel bundle:
+
+    GATEJIT_BUNDLE_PATH=/path/kernels.gjb python3 -m pytest -q python/tests/test_binding.py
+
+The module is skipped, with the reason, when torch, a CUDA device,
+libgatejit.so or any kernel source (a bundle or the JIT) is missing.
+
+Every run draws fresh random inputs (the seed is in every failure message);
+outputs are poisoned with NaN before each launch, and every element is checked.
+
+How results are judged (rounding="boundary", bf16/f16). The contract rounds to
+the tensor dtype at three boundaries:
+
+    proj = round(sum_k h*w)   (fp32 accumulation)
+    g    = round(act(proj))   (fp32 activation)
+    out  = round(g * attn)
+
+The GPU's fp32 summation order differs from any reference, so an element may
+legitimately differ where a rounding boundary lies within the accumulation
+error. Each element is therefore checked against an *explained interval*:
+
+  * the exact projection p (fp64) may be off by at most
+    e = PROJ_TOL * sum_k |h*w| in the kernel's fp32 sum (PROJ_TOL = 1e-5: a
+    fully sequential fp32 sum of K = 7168 terms has a typical error near
+    4e-8 * sum|h*w|, so this is a wide margin; with these inputs, at a typical
+    |p| = 2, e is ~7% of a bf16 ulp of p and ~half an f16 ulp);
+  * the fp32 activation may be off by ACT_TOL = 2**-18 relative (64 fp32 ulps,
+    covering fast exp/reciprocal instructions);
+  * rounding is monotone, so proj lies between round(p - e) and round(p + e),
+    g between the rounded extremes of act over that range (silu's minimum at
+    x = -1.27846 included), and out between round(g_lo * attn) and
+    round(g_hi * attn) (g * attn is exact in fp32 for 16-bit inputs).
+
+A kernel output outside its interval is an error however rare. On top of that,
+at least MIN_EXACT = 99% of the elements must be bit-exact with the reference
+computed from the exact projection (a statistical guard against a kernel that
+is systematically off by an ulp; on an H200 the generic f16 silu kernel gave
+99.46-99.7%, bf16 >= 99.94%, gemv more).
+
+There is deliberately no fixed ulp bound: where the projection cancels
+(|p| much smaller than sum|h*w|), the fp32 sum's absolute error is many ulps of
+p, and silu (which is ~p/2 near 0) carries that into out (tens of ulps in
+f16 are legitimate there). The interval accounts for it; the largest ulp
+difference is reported in failure messages.
+
+rounding="fused" and float32 (no intermediate rounding) are checked against
+the same interval without the intermediate roundings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the gatejit binding tests need PyTorch")
+if not torch.cuda.is_available():
+    pytest.skip("the gatejit binding tests need a CUDA device (torch.cuda.is_available() is False)",
+                allow_module_level=True)
+
+# Test the package of this source tree (python/gatejit), not an installed one.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import gatejit  # noqa: E402
+from gatejit import GatejitError  # noqa: E402
+
+try:
+    LIBRARY = gatejit.library_path()
+except GatejitError as _e:
+    pytest.skip(f"libgatejit.so is not available: {_e}", allow_module_level=True)
+
+if not os.environ.get("GATEJIT_BUNDLE_PATH") and not gatejit.default_runtime().jit_attached:
+    pytest.skip("no kernel source: set GATEJIT_BUNDLE_PATH=/path/kernels.gjb (this libgatejit.so has no JIT)",
+                allow_module_level=True)
+
+import torch.nn.functional as F  # noqa: E402
+
+DEVICE = torch.device("cuda", torch.cuda.current_device())
+PROJ_TOL = 1e-5
+ACT_TOL = 2.0 ** -18
+MIN_EXACT = 0.99
+SILU_ARGMIN = -1.2784645427610738  # x where x * sigmoid(x) is smallest
+SILU_MIN = SILU_ARGMIN / (1.0 + math.exp(-SILU_ARGMIN))
+
+SEED_NK = (1536, 7168)
+SHAPES_NK = [(1536, 7168), (4096, 2048)]
+GEMV_MS = [1, 2, 4, 8, 16]
+GENERIC_MS = [32, 100]
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+ACTS = ["sigmoid", "silu"]
+
+
+# --- inputs -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def gen():
+    """A generator with a fresh seed per test; the seed is printed on failure."""
+    g = torch.Generator(device=DEVICE)
+    g.manual_seed(secrets.randbits(62))  # g.initial_seed() gives it back for the failure messages
+    return g
+
+
+def randn(gen, rows, cols, dtype, scale=1.0, pad=0):
+    """torch.randn * scale as `dtype`, [rows, cols]; pad > 0 gives a row stride of cols + pad."""
+    t = (torch.randn(rows, cols + pad, generator=gen, device=DEVICE) * scale).to(dtype)
+    return t[:, :cols] if pad else t
+
+
+def make_inputs(gen, m, n, k, dtype, *, hidden_pad=0, weight_pad=0, attn_pad=0):
+    """hidden ~ N(0, 1), weight ~ N(0, 4/K) (so the projection is ~ N(0, 4)), attn ~ N(0, 1)."""
+    hidden = randn(gen, m, k, dtype, pad=hidden_pad)
+    weight = randn(gen, n, k, dtype, scale=2.0 / math.sqrt(k), pad=weight_pad)
+    attn = randn(gen, m, n, dtype, pad=attn_pad)
+    return hidden, weight, attn
+
+
+def poisoned_like(t):
+    return torch.full_like(t, float("nan"))
+
+
+# --- reference --------------------------------------------------------------------------
+
+
+def _round(x64, dtype):
+    """fp64 -> fp32 -> dtype: monotone, and exact where the kernel's fp32 value lies."""
+    return x64.float().to(dtype)
+
+
+def _act64(x, act):
+    s = torch.sigmoid(x)
+    return s if act == "sigmoid" else x * s
+
+
+def _act_range(lo, hi, act):
+    """min and max of act over [lo, hi] (elementwise, fp64)."""
+    a, b = _act64(lo, act), _act64(hi, act)
+    gmin, gmax = torch.minimum(a, b), torch.maximum(a, b)
+    if act == "silu":
+        inside = (lo <= SILU_ARGMIN) & (hi >= SILU_ARGMIN)
+        gmin = torch.where(inside, torch.full_like(gmin, SILU_MIN), gmin)
+    return gmin, gmax
+
+
+def ulp_distance(a, b):
+    """How many representable values apart two 16-bit float tensors are (elementwise)."""
+    def ordinal(x):
+        i = x.contiguous().view(torch.int16).to(torch.int32)
+        return torch.where(i < 0, -(i & 0x7FFF), i)
+    return (ordinal(a) - ordinal(b)).abs()
+
+
+def reference(hidden, weight, attn, act, rounding="boundary"):
+    """(ref, lo, hi) for 2-D inputs: the contract's value with the exact projection,
+    and the interval an element may legitimately take (see the module docstring)."""
+    dtype = attn.dtype
+    h, w, a = hidden.double(), weight.double(), attn.double()
+    p = h @ w.T
+    e = PROJ_TOL * (h.abs() @ w.abs().T)
+    if dtype != torch.float32 and rounding == "boundary":
+        proj = _round(p, dtype)
+        g = (torch.sigmoid(proj.float()) if act == "sigmoid" else F.silu(proj.float())).to(dtype)
+        ref = (g.float() * attn.float()).to(dtype)
+        plo, phi = _round(p - e, dtype).double(), _round(p + e, dtype).double()
+        gmin, gmax = _act_range(plo, phi, act)
+        glo = _round(gmin - ACT_TOL * gmin.abs(), dtype).double()
+        ghi = _round(gmax + ACT_TOL * gmax.abs(), dtype).double()
+        o1, o2 = _round(glo * a, dtype).double(), _round(ghi * a, dtype).double()
+        return ref, torch.minimum(o1, o2), torch.maximum(o1, o2)
+    # No intermediate rounding: out = round(fp32(act(p32) * attn)).
+    ref = _round(_act64(p, act) * a, dtype)
+    gmin, gmax = _act_range(p - e, p + e, act)
+    gmin, gmax = gmin - ACT_TOL * gmin.abs(), gmax + ACT_TOL * gmax.abs()
+    o1, o2 = gmin * a, gmax * a
+    lo, hi = torch.minimum(o1, o2), torch.maximum(o1, o2)
+    slack = 2.0 ** -22  # the fp32 product's rounding, with margin
+    lo, hi = lo - slack * lo.abs(), hi + slack * hi.abs()
+    return ref, _round(lo, dtype).double(), _round(hi, dtype).double()
+
+
+def assert_matches(got, hidden, weight, attn, act, gen, what, rounding="boundary"):
+    """Checks every element of `got` (see the module docstring for the criteria)."""
+    k = weight.shape[-1]
+    got2 = got.reshape(-1, weight.shape[0])
+    hidden2 = hidden.reshape(-1, k)
+    attn2 = attn.reshape(-1, weight.shape[0])
+    context = f"{what} [seed {gen.initial_seed()}]"
+    finite = torch.isfinite(got2)
+    assert bool(finite.all()), f"{context}: {int((~finite).sum())} of {got2.numel()} outputs are not finite " \
+                               "(NaN: never written)"
+    ref, lo, hi = reference(hidden2, weight, attn2, act, rounding)
+    g64 = got2.double()
+    outside = (g64 < lo) | (g64 > hi)
+    strict = got.dtype != torch.float32 and rounding == "boundary"
+    exact = (got2.contiguous().view(torch.int16) == ref.contiguous().view(torch.int16)) if strict \
+        else (got2 == ref)
+    frac_exact = float(exact.float().mean())
+    max_ulp = int(ulp_distance(got2, ref).max()) if strict else 0
+    problems = []
+    if bool(outside.any()):
+        idx = outside.nonzero()[:5].tolist()
+        rows = "; ".join(f"[{i},{j}] got {float(got2[i, j])!r} ref {float(ref[i, j])!r} "
+                         f"allowed [{float(lo[i, j])!r}, {float(hi[i, j])!r}]" for i, j in idx)
+        problems.append(f"{int(outside.sum())} unexplained elements, e.g. {rows}")
+    if strict and frac_exact < MIN_EXACT:
+        problems.append(f"only {frac_exact:.4%} bit-exact (< {MIN_EXACT:.0%})")
+    assert not problems, f"{context}: " + "; ".join(problems) + \
+        f" (bit-exact {frac_exact:.4%}, max difference {max_ulp} ulps)"
+
+
+# --- results ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["out", "inplace"])
+@pytest.mark.parametrize("act", ACTS)
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+@pytest.mark.parametrize("nk", SHAPES_NK, ids=lambda nk: f"n{nk[0]}k{nk[1]}")
+@pytest.mark.parametrize("m", GEMV_MS + GENERIC_MS, ids=lambda m: f"m{m}")
+def test_gate_epilogue(gen, m, nk, dtype_name, act, in_place):
+    n, k = nk
+    dtype = DTYPES[dtype_name]
+    hidden, weight, attn = make_inputs(gen, m, n, k, dtype)
+    what = f"m={m} n={n} k={k} {dtype_name} {act} {'in place' if in_place else 'out'}"
+    if in_place:
+        attn_before = attn.clone()
+        result = gatejit.gate_epilogue(hidden, weight, attn, out=attn, act=act)
+        torch.cuda.synchronize()
+        assert result is attn
+        assert_matches(attn, hidden, weight, attn_before, act, gen, what)
+    else:
+        out = poisoned_like(attn)
+        result = gatejit.gate_epilogue(hidden, weight, attn, out=out, act=act)
+        torch.cuda.synchronize()
+        assert result is out
+        assert_matches(out, hidden, weight, attn, act, gen, what)
+
+
+def test_out_none_allocates(gen):
+    hidden, weight, attn = make_inputs(gen, 4, *SEED_NK, torch.bfloat16)
+    out = gatejit.gate_epilogue(hidden, weight, attn)
+    torch.cuda.synchronize()
+    assert out.shape == attn.shape and out.dtype == attn.dtype and out.device == attn.device
+    assert out.data_ptr() != attn.data_ptr()
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, "out=None")
+
+
+@pytest.mark.parametrize("attn_1d", [False, True], ids=["attn2d", "attn1d"])
+def test_hidden_1d(gen, attn_1d):
+    n, k = SEED_NK
+    hidden, weight, attn = make_inputs(gen, 1, n, k, torch.bfloat16)
+    hidden = hidden[0]  # [K]
+    if attn_1d:
+        attn = attn[0]  # [N]
+    out = poisoned_like(attn)
+    gatejit.gate_epilogue(hidden, weight, attn, out=out)
+    torch.cuda.synchronize()
+    assert out.shape == attn.shape
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, f"1-D hidden, attn {tuple(attn.shape)}")
+
+
+@pytest.mark.parametrize("m", [1, 4, 32], ids=lambda m: f"m{m}")
+@pytest.mark.parametrize("pad", [8, 3], ids=["ld_k+8", "ld_k+3"])
+def test_padded_leading_dimension(gen, m, pad):
+    """weight is a slice of a wider tensor (ld = K + pad); hidden, attn and out
+    are padded too. K + 3 breaks 16-byte row alignment, forcing the generic path."""
+    n, k = SEED_NK
+    hidden, weight, attn = make_inputs(gen, m, n, k, torch.bfloat16, hidden_pad=pad, weight_pad=pad, attn_pad=pad)
+    assert weight.stride() == (k + pad, 1)
+    out = poisoned_like(torch.empty(m, n + pad, dtype=attn.dtype, device=DEVICE))[:, :n]
+    text = gatejit.explain(hidden, weight, attn, out=out)
+    assert ("generic" in text) if pad == 3 else ("gemv" in text or "generic" in text), text
+    gatejit.gate_epilogue(hidden, weight, attn, out=out)
+    torch.cuda.synchronize()
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, f"m={m} ld = K + {pad} ({text})")
+
+
+@pytest.mark.parametrize("m", [4, 32], ids=lambda m: f"m{m}")
+def test_rounding_fused(gen, m):
+    hidden, weight, attn = make_inputs(gen, m, *SEED_NK, torch.bfloat16)
+    out = poisoned_like(attn)
+    try:
+        gatejit.gate_epilogue(hidden, weight, attn, out=out, rounding="fused")
+    except GatejitError as e:
+        if e.code_name == "UNSUPPORTED":
+            pytest.skip(f"no rounding=fused kernel in the loaded bundles: {e}")
+        raise
+    torch.cuda.synchronize()
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, f"m={m} fused", rounding="fused")
+
+
+def test_float32(gen):
+    hidden, weight, attn = make_inputs(gen, 4, *SEED_NK, torch.float32)
+    out = poisoned_like(attn)
+    try:
+        gatejit.gate_epilogue(hidden, weight, attn, out=out)
+    except GatejitError as e:
+        if e.code_name == "UNSUPPORTED":
+            pytest.skip(f"no float32 kernel in the loaded bundles: {e}")
+        raise
+    torch.cuda.synchronize()
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, "float32")
+
+
+def test_explain(gen):
+    n, k = SEED_NK
+    hidden, weight, attn = make_inputs(gen, 1, n, k, torch.bfloat16)
+    text = gatejit.explain(hidden, weight, attn)
+    assert isinstance(text, str) and text.strip(), repr(text)
+    assert "gemv" in text or "generic" in text, text
+    hidden, weight, attn = make_inputs(gen, 32, n, k, torch.bfloat16)
+    text = gatejit.explain(hidden, weight, attn, out=poisoned_like(attn), act="silu")
+    assert "generic" in text, text
+
+
+def test_non_default_stream(gen):
+    """The launch goes on torch's current stream: while that stream sleeps, the
+    output is untouched; after it, the output is right."""
+    if not hasattr(torch.cuda, "_sleep"):
+        pytest.skip("torch.cuda._sleep is not available")
+    hidden, weight, attn = make_inputs(gen, 4, *SEED_NK, torch.bfloat16)
+    out = poisoned_like(attn)
+    gatejit.prepare(hidden, weight, attn, out=out)
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream(device=DEVICE)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # ~0.1 s at 2 GHz
+        gatejit.gate_epilogue(hidden, weight, attn, out=out)
+    snapshot = out.clone()  # on the default stream, which does not wait for `side`
+    side.synchronize()
+    torch.cuda.synchronize()
+    assert bool(torch.isnan(snapshot).all()), "the kernel ran before its stream reached it: wrong stream?"
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, "side stream")
+
+
+@pytest.mark.parametrize("m,act,in_place", [(1, "sigmoid", False), (4, "silu", False), (32, "sigmoid", False),
+                                            (1, "sigmoid", True)],
+                         ids=["m1", "m4-silu", "m32-generic", "m1-inplace"])
+def test_cuda_graph(gen, m, act, in_place):
+    """prepare, capture one call in a CUDA graph with static tensors, then feed new
+    values in place and replay: the output follows the new inputs."""
+    n, k = SEED_NK
+    hidden, weight, attn = make_inputs(gen, m, n, k, torch.bfloat16)
+    out = attn if in_place else poisoned_like(attn)
+    gatejit.prepare(hidden, weight, attn, out=out, act=act)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        gatejit.gate_epilogue(hidden, weight, attn, out=out, act=act)
+    for step in range(2):
+        new_hidden, new_weight, new_attn = make_inputs(gen, m, n, k, torch.bfloat16)
+        hidden.copy_(new_hidden)
+        weight.copy_(new_weight)
+        attn.copy_(new_attn)
+        if not in_place:
+            out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert_matches(out, new_hidden, new_weight, new_attn, act, gen, f"graph replay {step} m={m} {act}")
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_second_device(gen):
+    other = torch.device("cuda", (DEVICE.index + 1) % torch.cuda.device_count())
+    hidden, weight, attn = (t.to(other) for t in make_inputs(gen, 4, *SEED_NK, torch.bfloat16))
+    out = poisoned_like(attn)
+    gatejit.gate_epilogue(hidden, weight, attn, out=out)  # the current device stays DEVICE
+    torch.cuda.synchronize(other)
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, f"on {other}")
+    with pytest.raises(GatejitError, match="weight") as info:
+        gatejit.gate_epilogue(hidden, weight.to(DEVICE), attn)
+    assert info.value.argument == "weight"
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+def _bad_calls():
+    """(id, argument named in the error, function of valid (hidden, weight, attn) that makes a bad call)."""
+    bf = torch.bfloat16
+    return [
+        ("hidden-float64", "hidden", lambda h, w, a: gatejit.gate_epilogue(h.double(), w, a)),
+        ("hidden-int32", "hidden", lambda h, w, a: gatejit.gate_epilogue(h.to(torch.int32), w, a)),
+        ("weight-f16-mixed", "weight", lambda h, w, a: gatejit.gate_epilogue(h, w.half(), a)),
+        ("out-f32-mixed", "out", lambda h, w, a: gatejit.gate_epilogue(h, w, a, out=a.float())),
+        ("hidden-cpu", "hidden", lambda h, w, a: gatejit.gate_epilogue(h.cpu(), w, a)),
+        ("attn-cpu", "attn", lambda h, w, a: gatejit.gate_epilogue(h, w, a.cpu())),
+        ("hidden-not-tensor", "hidden", lambda h, w, a: gatejit.gate_epilogue(h.tolist(), w, a)),
+        ("weight-k-mismatch", "weight", lambda h, w, a: gatejit.gate_epilogue(h, w[:, :-8], a)),
+        ("attn-n-mismatch", "attn", lambda h, w, a: gatejit.gate_epilogue(h, w, a[:, :-1])),
+        ("attn-m-mismatch", "attn", lambda h, w, a: gatejit.gate_epilogue(h, w, a[:-1])),
+        ("out-shape", "out", lambda h, w, a: gatejit.gate_epilogue(h, w, a, out=torch.empty_like(a)[:, :-1])),
+        ("attn-3d", "attn", lambda h, w, a: gatejit.gate_epilogue(h, w, a.unsqueeze(0))),
+        ("weight-1d", "weight", lambda h, w, a: gatejit.gate_epilogue(h, w[0], a)),
+        ("weight-transposed", "weight",
+         lambda h, w, a: gatejit.gate_epilogue(h, w.T.contiguous().T, a)),
+        ("hidden-inner-stride", "hidden",
+         lambda h, w, a: gatejit.gate_epilogue(torch.cat([h, h], 1)[:, ::2], w, a)),
+        ("out-inner-stride", "out",
+         lambda h, w, a: gatejit.gate_epilogue(h, w, a, out=torch.empty(a.shape[1], a.shape[0], dtype=bf,
+                                                                          device=DEVICE).T)),
+        ("act", "act", lambda h, w, a: gatejit.gate_epilogue(h, w, a, act="relu")),
+        ("rounding", "rounding", lambda h, w, a: gatejit.gate_epilogue(h, w, a, rounding="nearest")),
+    ]
+
+
+@pytest.mark.parametrize("argument,bad_call", [(arg, fn) for _, arg, fn in _bad_calls()],
+                         ids=[name for name, _, _ in _bad_calls()])
+def test_argument_errors(gen, argument, bad_call):
+    hidden, weight, attn = make_inputs(gen, 4, 256, 512, torch.bfloat16)
+    with pytest.raises(GatejitError) as info:
+        bad_call(hidden, weight, attn)
+    assert isinstance(info.value, ValueError)
+    assert info.value.argument == argument, str(info.value)
+    assert argument in str(info.value), str(info.value)
+
+
+def test_runtime_errors_reach_python(tmp_path, monkeypatch, gen):
+    missing = tmp_path / "missing.gjb"
+    with pytest.raises(GatejitError, match="missing.gjb") as info:
+        gatejit.Runtime(bundle_path=missing)
+    assert info.value.code_name == "NOT_FOUND"
+
+    garbage = tmp_path / "garbage.gjb"
+    garbage.write_bytes(b"not a bundle" * 16)
+    with gatejit.Runtime() as rt:
+        with pytest.raises(GatejitError, match="garbage.gjb") as info:
+            rt.load_bundle(garbage)
+        assert info.value.code_name == "CORRUPT"
+        with pytest.raises(GatejitError, match="unknown") as info:
+            rt.explain_contract({"m": 1, "n": 8, "k": 8, "colour": "red"})
+        assert info.value.code_name == "INVALID_ARGUMENT"
+
+    # A runtime with no bundle and no JIT cannot serve a call: the runtime's message comes through.
+    monkeypatch.delenv("GATEJIT_BUNDLE_PATH", raising=False)
+    with gatejit.Runtime(disable_jit=True, disable_cache=True) as empty:
+        hidden, weight, attn = make_inputs(gen, 1, 256, 512, torch.bfloat16)
+        with pytest.raises(GatejitError, match="no kernel can serve") as info:
+            gatejit.gate_epilogue(hidden, weight, attn, runtime=empty)
+        assert info.value.code_name == "UNSUPPORTED"
+        with pytest.raises(GatejitError, match="no kernel can serve"):
+            empty.explain(hidden, weight, attn)
+
+    rt = gatejit.Runtime()
+    rt.close()
+    with pytest.raises(GatejitError, match="closed"):
+        rt.explain_contract({"m": 1, "n": 8, "k": 8})
+
+
+def test_runtime_object(gen, monkeypatch):
+    """A Runtime given the bundles as an option (not through the environment)
+    serves calls like the default one; load_bundle adds them later."""
+    bundles = [p for p in os.environ.get("GATEJIT_BUNDLE_PATH", "").split(":") if p]
+    if not bundles:
+        pytest.skip("GATEJIT_BUNDLE_PATH is not set")
+    monkeypatch.delenv("GATEJIT_BUNDLE_PATH")
+    hidden, weight, attn = make_inputs(gen, 2, *SEED_NK, torch.bfloat16)
+    with gatejit.Runtime(bundle_path=bundles) as rt:
+        rt.prepare(hidden, weight, attn)
+        out = rt.gate_epilogue(hidden, weight, attn)
+        torch.cuda.synchronize()
+        assert_matches(out, hidden, weight, attn, "sigmoid", gen, "Runtime(bundle_path=...)")
+        text = rt.explain(hidden, weight, attn)
+        assert "gemv" in text or "generic" in text, text
+    with gatejit.Runtime(disable_jit=True) as rt:
+        for path in bundles:
+            rt.load_bundle(path)
+        out = rt.gate_epilogue(hidden, weight, attn, act="silu")
+        torch.cuda.synchronize()
+        assert_matches(out, hidden, weight, attn, "silu", gen, "Runtime.load_bundle")
