@@ -19,6 +19,19 @@ const char *mlir_type(DType d) {
 // Waves per workgroup for gemv: 4 waves of 64 on gfx9xx (the seed kernel's
 // 256-thread shape); 8 warps of 32 on sm_90 (256 threads as well).
 int gemv_waves_per_block(Target t) { return target_is_amdgpu(t) ? 4 : 8; }
+
+// The gemv tuning table (docs/perf-notes.md has the measurements behind it).
+// ROWS: weight rows per wave; every hidden vector loaded serves ROWS rows, so
+// L1 traffic per weight byte falls from (1 + M) to (1 + M / ROWS) vectors.
+// UNROLL: 16-byte loads per row in flight before their FMAs.
+struct GemvTuning {
+  int64_t rows, unroll;
+};
+GemvTuning gemv_tuning(int64_t m_max) {
+  if (m_max <= 2) return {1, 4};
+  if (m_max <= 4) return {2, 2};
+  return {4, 1};
+}
 constexpr int kGenericBlock = 256;
 
 void plan_gemv(KernelPlan &p) {
@@ -28,7 +41,14 @@ void plan_gemv(KernelPlan &p) {
   const int64_t wave = target_wave_size(c.target);
   const int64_t waves = gemv_waves_per_block(c.target);
   const int64_t kvecs = c.k / vec;
+  const GemvTuning t = gemv_tuning(c.m_max);
+  const int64_t k_full = kvecs / wave, k_groups = k_full / t.unroll;
   auto &P = p.params;
+  P["ROWS"] = fmt::format("{}", t.rows);
+  P["UNROLL"] = fmt::format("{}", t.unroll);
+  P["ACC"] = fmt::format("{}", t.rows * c.m_max);
+  P["K_GROUPS"] = fmt::format("{}", k_groups);
+  P["K_REM"] = fmt::format("{}", k_groups * t.unroll);
   P["WAVE"] = fmt::format("{}", wave);
   P["WAVES"] = fmt::format("{}", waves);
   P["BLOCK"] = fmt::format("{}", wave * waves);
@@ -48,7 +68,7 @@ void plan_gemv(KernelPlan &p) {
   P["W_SIZE"] = fmt::format("{}", (c.n - 1) * c.ld_weight + c.k);
   P["A_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_attn + c.n);
   P["O_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_out + c.n);
-  p.geometry = {uint32_t(wave * waves), uint32_t(waves), false};
+  p.geometry = {uint32_t(wave * waves), uint32_t(waves * t.rows), false};
 }
 
 void plan_generic(KernelPlan &p) {
