@@ -40,6 +40,8 @@ if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
     echo "$tool: exit $rc; $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1); $(grep -cE '^\[       OK' "$OUT/sanitizer_$tool.log") tests ran"
     [ $rc = 0 ] || status=1
   done
+  step "example: bundle_launch (JIT disabled, kernels from the bundle)"
+  for m in 1 4 16; do ./$BUILD/examples/bundle_launch "$BUNDLE" $m 2>&1 | tee -a "$OUT/bundle_launch.log" || status=1; done
   step "Python binding tests"
   (cd python && python3 -m pytest -q tests/test_binding.py 2>&1 | tee "$OUT/pytest.log" | tail -15)
   [ "${PIPESTATUS[0]}" = 0 ] || status=1

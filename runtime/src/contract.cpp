@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 namespace gatejit {
 namespace {
@@ -148,17 +147,19 @@ StatusOr<Contract> normalize(Contract c) {
 }
 
 std::string canonical_text(const Contract &c) {
-  std::ostringstream s;
-  s << "gatejit-contract/1 target=" << target_name(c.target)
-    << " template=" << template_name(c.template_kind) << " dtype=" << dtype_name(c.dtype_out)
-    << " act=" << activation_name(c.act) << " rounding=" << rounding_name(c.rounding);
+  // Plain string building (no iostreams: the runtime is loaded into hosts such
+  // as Python processes whose C++ library state it should not depend on).
+  std::string s = std::string("gatejit-contract/1 target=") + target_name(c.target) +
+                  " template=" + template_name(c.template_kind) + " dtype=" + dtype_name(c.dtype_out) +
+                  " act=" + activation_name(c.act) + " rounding=" + rounding_name(c.rounding);
   // A generic kernel takes the shape at launch: the shape is not part of its key.
   if (c.template_kind != TemplateKind::kGeneric) {
-    s << " m=" << (c.m_dynamic ? std::string("dynamic") : std::to_string(c.m)) << " m_max=" << c.m_max
-      << " n=" << c.n << " k=" << c.k << " ld_hidden=" << c.ld_hidden << " ld_weight=" << c.ld_weight
-      << " ld_attn=" << c.ld_attn << " ld_out=" << c.ld_out << " align=" << c.align;
+    s += " m=" + (c.m_dynamic ? std::string("dynamic") : std::to_string(c.m)) + " m_max=" + std::to_string(c.m_max) +
+         " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " ld_hidden=" + std::to_string(c.ld_hidden) +
+         " ld_weight=" + std::to_string(c.ld_weight) + " ld_attn=" + std::to_string(c.ld_attn) +
+         " ld_out=" + std::to_string(c.ld_out) + " align=" + std::to_string(c.align);
   }
-  return s.str();
+  return s;
 }
 
 std::string contract_key(const Contract &c) {

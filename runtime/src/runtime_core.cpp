@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
+#include <algorithm>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -21,10 +21,13 @@ bool env_flag(const char *name) {
 std::vector<std::string> split_paths(const char *list) {
   std::vector<std::string> out;
   if (!list) return out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ':'))
-    if (!item.empty()) out.push_back(item);
+  const std::string all(list);
+  size_t start = 0;
+  while (start <= all.size()) {
+    const size_t end = std::min(all.find(':', start), all.size());
+    if (end > start) out.push_back(all.substr(start, end - start));
+    start = end + 1;
+  }
   return out;
 }
 
