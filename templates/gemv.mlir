@@ -16,6 +16,8 @@
 //   ${VEC}          elements per 16-byte vector
 //   ${M_MAX}        rows of hidden the kernel is specialised for (M <= M_MAX)
 //   ${ACC}          ROWS * M_MAX accumulators
+//   ${PART}         independent partial sums per accumulator (FMA chains in flight)
+//   ${ACC_LEN}      ACC * PART: accumulator i's partial p is element i * PART + p
 //   ${N} ${N_LAST}  problem size N and N - 1
 //   ${KVECS}        K / VEC: 16-byte vectors per row
 //   ${K_GROUPS}     trips of UNROLL full wave-wide steps
@@ -47,7 +49,7 @@ module attributes {gpu.container_module} {
       %kiters = arith.constant ${K_ITERS} : index
       %m_i = arith.index_cast %m_actual : i64 to index
       %mlast = arith.subi %m_i, %c1 : index
-      %zero = arith.constant dense<0.0> : vector<${ACC}xf32>
+      %zero = arith.constant dense<0.0> : vector<${ACC_LEN}xf32>
 
       %tid = gpu.thread_id x
       %bid = gpu.block_id x
@@ -58,42 +60,42 @@ module attributes {gpu.container_module} {
       %col0 = arith.muli %wave_index, %rows : index
 
       // Full steps, UNROLL at a time: UNROLL independent loads per row in flight.
-      %acc_groups = scf.for %g = %c0 to %kgroups step %c1 iter_args(%acc = %zero) -> (vector<${ACC}xf32>) {
+      %acc_groups = scf.for %g = %c0 to %kgroups step %c1 iter_args(%acc = %zero) -> (vector<${ACC_LEN}xf32>) {
         %g0 = arith.muli %g, %unroll : index
-        %acc_g = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${ACC}xf32>) {
+        %acc_g = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
           %step = arith.addi %g0, %u : index
           %v_base = arith.muli %step, %wave : index
           %v = arith.addi %v_base, %lane : index
           %a2 = func.call @accumulate_vector(%hidden, %weight, %a, %col0, %v, %mlast)
               : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-                 vector<${ACC}xf32>, index, index, index) -> vector<${ACC}xf32>
-          scf.yield %a2 : vector<${ACC}xf32>
+                 vector<${ACC_LEN}xf32>, index, index, index) -> vector<${ACC_LEN}xf32>
+          scf.yield %a2 : vector<${ACC_LEN}xf32>
         } {gatejit.unroll}
-        scf.yield %acc_g : vector<${ACC}xf32>
+        scf.yield %acc_g : vector<${ACC_LEN}xf32>
       }
       // Full steps left over from the groups.
-      %acc_full = scf.for %step = %krem to %kfull step %c1 iter_args(%acc = %acc_groups) -> (vector<${ACC}xf32>) {
+      %acc_full = scf.for %step = %krem to %kfull step %c1 iter_args(%acc = %acc_groups) -> (vector<${ACC_LEN}xf32>) {
         %v_base = arith.muli %step, %wave : index
         %v = arith.addi %v_base, %lane : index
         %a2 = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast)
             : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-               vector<${ACC}xf32>, index, index, index) -> vector<${ACC}xf32>
-        scf.yield %a2 : vector<${ACC}xf32>
+               vector<${ACC_LEN}xf32>, index, index, index) -> vector<${ACC_LEN}xf32>
+        scf.yield %a2 : vector<${ACC_LEN}xf32>
       }
       // Tail: the last, partial step (none when KVECS is a multiple of WAVE).
-      %acc_all = scf.for %step = %kfull to %kiters step %c1 iter_args(%acc = %acc_full) -> (vector<${ACC}xf32>) {
+      %acc_all = scf.for %step = %kfull to %kiters step %c1 iter_args(%acc = %acc_full) -> (vector<${ACC_LEN}xf32>) {
         %v_base = arith.muli %step, %wave : index
         %v = arith.addi %v_base, %lane : index
         %in = arith.cmpi ult, %v, %kvecs : index
-        %acc_next = scf.if %in -> (vector<${ACC}xf32>) {
+        %acc_next = scf.if %in -> (vector<${ACC_LEN}xf32>) {
           %r = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast)
               : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-                 vector<${ACC}xf32>, index, index, index) -> vector<${ACC}xf32>
-          scf.yield %r : vector<${ACC}xf32>
+                 vector<${ACC_LEN}xf32>, index, index, index) -> vector<${ACC_LEN}xf32>
+          scf.yield %r : vector<${ACC_LEN}xf32>
         } else {
-          scf.yield %acc : vector<${ACC}xf32>
+          scf.yield %acc : vector<${ACC_LEN}xf32>
         }
-        scf.yield %acc_next : vector<${ACC}xf32>
+        scf.yield %acc_next : vector<${ACC_LEN}xf32>
       }
 
       // Reduce every accumulator across the wave; lane (i mod WAVE) stores output i.
@@ -101,13 +103,21 @@ module attributes {gpu.container_module} {
       %mmax = arith.constant ${M_MAX} : index
       %lda = arith.constant ${LDA} : index
       %ldo = arith.constant ${LDO} : index
+      %fzero = arith.constant 0.0 : f32
       scf.for %r = %c0 to %rows step %c1 {
         %col = arith.addi %col0, %r : index
         %col_ok = arith.cmpi ult, %col, %n : index
         scf.for %m = %c0 to %mmax step %c1 {
           %i_row = arith.muli %r, %mmax : index
           %i = arith.addi %i_row, %m : index
-          %partial = vector.extract %acc_all[%i] : f32 from vector<${ACC}xf32>
+          %part = arith.constant ${PART} : index
+          %p0 = arith.muli %i, %part : index
+          %partial = scf.for %p = %c0 to %part step %c1 iter_args(%sum = %fzero) -> (f32) {
+            %j = arith.addi %p0, %p : index
+            %x = vector.extract %acc_all[%j] : f32 from vector<${ACC_LEN}xf32>
+            %s2 = arith.addf %sum, %x : f32
+            scf.yield %s2 : f32
+          } {gatejit.unroll}
           %dot = gpu.subgroup_reduce add %partial : (f32) -> f32
           %owner = arith.remui %i, %wave : index
           %mine = arith.cmpi eq, %lane, %owner : index
@@ -133,8 +143,8 @@ module attributes {gpu.container_module} {
     // row M - 1: every load stays in bounds, and those outputs are never stored.
     func.func private @accumulate_vector(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
                                          %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-                                         %acc: vector<${ACC}xf32>, %col0: index, %v: index,
-                                         %mlast: index) -> vector<${ACC}xf32> {
+                                         %acc: vector<${ACC_LEN}xf32>, %col0: index, %v: index,
+                                         %mlast: index) -> vector<${ACC_LEN}xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %vec = arith.constant ${VEC} : index
@@ -156,30 +166,35 @@ module attributes {gpu.container_module} {
         %wacc2 = vector.insert %wf, %wacc[%r] : vector<${VEC}xf32> into vector<${ROWS}x${VEC}xf32>
         scf.yield %wacc2 : vector<${ROWS}x${VEC}xf32>
       } {gatejit.unroll}
-      %res = scf.for %m = %c0 to %mmax step %c1 iter_args(%a = %acc) -> (vector<${ACC}xf32>) {
+      %res = scf.for %m = %c0 to %mmax step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
         %hm = arith.minui %m, %mlast : index
         %h_row = arith.muli %hm, %ldh : index
         %h_idx = arith.addi %h_row, %k0 : index
         %h = vector.load %hidden[%h_idx] {alignment = 16} : memref<${H_SIZE}x${T}, #gpu.address_space<global>>, vector<${VEC}x${T}>
         %hf = arith.extf %h : vector<${VEC}x${T}> to vector<${VEC}xf32>
-        %a_m = scf.for %r = %c0 to %rows step %c1 iter_args(%ar = %a) -> (vector<${ACC}xf32>) {
+        %a_m = scf.for %r = %c0 to %rows step %c1 iter_args(%ar = %a) -> (vector<${ACC_LEN}xf32>) {
           %wf = vector.extract %ws[%r] : vector<${VEC}xf32> from vector<${ROWS}x${VEC}xf32>
           %i_row = arith.muli %r, %mmax : index
           %i = arith.addi %i_row, %m : index
-          %s0 = vector.extract %ar[%i] : f32 from vector<${ACC}xf32>
-          // One fp32 FMA chain per accumulator: no partial vectors to keep.
-          %s = scf.for %e = %c0 to %vec step %c1 iter_args(%sum = %s0) -> (f32) {
+          // PART interleaved fp32 FMA chains per accumulator: element e of the
+          // vector goes to partial e mod PART.
+          %part = arith.constant ${PART} : index
+          %p0 = arith.muli %i, %part : index
+          %ar2 = scf.for %e = %c0 to %vec step %c1 iter_args(%av = %ar) -> (vector<${ACC_LEN}xf32>) {
+            %pe = arith.remui %e, %part : index
+            %j = arith.addi %p0, %pe : index
+            %sum = vector.extract %av[%j] : f32 from vector<${ACC_LEN}xf32>
             %we = vector.extract %wf[%e] : f32 from vector<${VEC}xf32>
             %he = vector.extract %hf[%e] : f32 from vector<${VEC}xf32>
             %next = llvm.call_intrinsic "llvm.fma.f32"(%we, %he, %sum) : (f32, f32, f32) -> f32
-            scf.yield %next : f32
+            %av2 = vector.insert %next, %av[%j] : f32 into vector<${ACC_LEN}xf32>
+            scf.yield %av2 : vector<${ACC_LEN}xf32>
           } {gatejit.unroll}
-          %ar2 = vector.insert %s, %ar[%i] : f32 into vector<${ACC}xf32>
-          scf.yield %ar2 : vector<${ACC}xf32>
+          scf.yield %ar2 : vector<${ACC_LEN}xf32>
         } {gatejit.unroll}
-        scf.yield %a_m : vector<${ACC}xf32>
+        scf.yield %a_m : vector<${ACC_LEN}xf32>
       } {gatejit.unroll}
-      return %res : vector<${ACC}xf32>
+      return %res : vector<${ACC_LEN}xf32>
     }
 
 ${EPILOGUE}
