@@ -26,7 +26,7 @@ cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DGATEJIT_BUILD_COMPILE
 
 if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
   step "GPU suite"
-  ./$BUILD/tests/gpu_tests 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |summary|wrong-variant|Failure|error" | head -60
+  ./$BUILD/tests/gpu_tests 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |^\[==========\]|summary|wrong-variant|Failure|error" | head -60
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   step "runtime suite (host tests, here too)"
   ./$BUILD/tests/runtime_tests > "$OUT/runtime_tests.log" 2>&1 || status=1
@@ -52,5 +52,7 @@ if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   step "benchmark"
   PYTHONPATH=python python3 bench/gpu_bench.py --out "$OUT/bench.json" --md "$OUT/bench.md" 2>&1 | tee "$OUT/bench.log" | tail -30
 fi
+# The device tool brings back at most 8 files: keep the tables, pack the logs.
+(cd "$OUT" && tar czf logs.tar.gz --remove-files *.log *.txt 2>/dev/null)
 step "done: status $status"
 exit $status

@@ -29,12 +29,12 @@ int gemv_waves_per_block(Target t) { return target_is_amdgpu(t) ? 4 : 8; }
 struct GemvTuning {
   int64_t rows, unroll;
 };
-// Fewer rows per wave when N is small, so the grid keeps >= 768 waves (a few
-// per multiprocessor / CU) to hide memory latency.
-GemvTuning gemv_tuning(int64_t m_max, int64_t n) {
-  GemvTuning t = m_max <= 2 ? GemvTuning{1, 4} : m_max <= 4 ? GemvTuning{2, 2} : GemvTuning{4, 1};
-  while (t.rows > 1 && n / t.rows < 768) t.rows /= 2;
-  return t;
+// (Fewer rows for small N, to fill the grid, was measured worse: see v3 in
+// docs/perf-notes.md.)
+GemvTuning gemv_tuning(int64_t m_max) {
+  if (m_max <= 2) return {1, 4};
+  if (m_max <= 4) return {2, 2};
+  return {4, 1};
 }
 constexpr int kGenericBlock = 256;
 
@@ -45,7 +45,7 @@ void plan_gemv(KernelPlan &p) {
   const int64_t wave = target_wave_size(c.target);
   const int64_t waves = gemv_waves_per_block(c.target);
   const int64_t kvecs = c.k / vec;
-  const GemvTuning t = gemv_tuning(c.m_max, c.n);
+  const GemvTuning t = gemv_tuning(c.m_max);
   const int64_t k_full = kvecs / wave, k_groups = k_full / t.unroll;
   auto &P = p.params;
   P["ROWS"] = fmt::format("{}", t.rows);
