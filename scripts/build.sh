@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds everything (compiler, runtime, tests, examples,
+# benchmarks) into ${BUILD:-build}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+BUILD=${BUILD:-build}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C "$BUILD" "$@"

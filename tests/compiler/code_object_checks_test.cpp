@@ -1,0 +1,299 @@
+// Code-object checks with the real LLVM tools: the hsaco the compiler links
+// in process must be what llvm-readelf and llvm-objdump (independent readers)
+// say it is, and the report (read by gatejit's own code) must agree with them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "gatejit/compiler/compiler.h"
+#include "gatejit/contract.h"
+#include "gatejit/kernel_binary.h"
+
+namespace gatejit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::HasSubstr;
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "gatejit-cotest-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string &name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+struct CommandResult {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CommandResult run(const std::string &cmd) {
+  CommandResult r;
+  FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The LLVM tool of the LLVM the compiler links. LLVM_TOOLS_DIR comes from
+// CMake; where it is empty, the Debian/apt.llvm.org layout of the LLVM major
+// version the compiler's fingerprint names ("llvm-22.1.8"), then the versioned
+// name on PATH.
+std::string tool(const char *name) {
+  static const std::string major = [] {
+    std::smatch m;
+    const std::string fp = compiler::fingerprint();
+    return std::regex_search(fp, m, std::regex(R"(llvm-(\d+)\.)")) ? m[1].str() : std::string("22");
+  }();
+  for (const std::string &dir : {std::string(LLVM_TOOLS_DIR), "/usr/lib/llvm-" + major + "/bin"}) {
+    if (dir.empty()) continue;
+    const fs::path p = fs::path(dir) / name;
+    if (fs::exists(p)) return p.string();
+  }
+  return std::string(name) + "-" + major;
+}
+
+void write_bytes(const fs::path &path, const std::vector<uint8_t> &bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+Contract seed_contract() {
+  Contract c;
+  c.target = Target::kGfx950;
+  c.m = 1;
+  c.n = 1536;
+  c.k = 7168;
+  c.act = Activation::kSigmoid;
+  return c;  // bf16 everywhere by default
+}
+
+// The kernel's scalar fields from llvm-readelf's YAML rendering of the
+// amdhsa metadata note, e.g. "    .vgpr_count:     68". Only kernel-level
+// keys (indented 4, or "  - " for a kernel's first key) count: the entries of
+// .args are nested deeper and may carry keys of their own (.name, .size).
+std::map<std::string, std::string> readelf_kernel_fields(const std::string &notes) {
+  static const std::regex line(R"(^(  - |    )\.(\w+):\s+(\S+)\s*$)");
+  static const char *kWanted[] = {"name", "symbol", "vgpr_count", "sgpr_count", "agpr_count",
+                                  "group_segment_fixed_size", "private_segment_fixed_size",
+                                  "kernarg_segment_size", "wavefront_size", "vgpr_spill_count",
+                                  "sgpr_spill_count"};
+  std::map<std::string, std::string> fields;
+  std::istringstream in(notes.substr(std::min(notes.size(), notes.find("amdhsa.kernels:"))));
+  std::string l;
+  std::smatch m;
+  while (std::getline(in, l)) {
+    if (!std::regex_match(l, m, line)) continue;
+    for (const char *w : kWanted)
+      if (m[2] == w && !fields.count(w)) fields[w] = m[3];
+  }
+  return fields;
+}
+
+// How many disassembled instructions have this mnemonic.
+int count_mnemonic(const std::string &disasm, const std::string &mnemonic) {
+  std::istringstream in(disasm);
+  std::string l;
+  int n = 0;
+  while (std::getline(in, l)) {
+    const size_t b = l.find_first_not_of(" \t");
+    if (b == std::string::npos || l[0] != '\t') continue;  // instructions are tab-indented
+    const size_t e = l.find_first_of(" \t", b);
+    if (l.compare(b, e - b, mnemonic) == 0 && e - b == mnemonic.size()) ++n;
+  }
+  return n;
+}
+
+int histogram_count(const nlohmann::json &report, const std::string &mnemonic) {
+  return report["instructions"]["histogram"].value(mnemonic, 0);
+}
+
+// Global/buffer loads narrower than 16 bytes.
+int narrow_global_loads(const nlohmann::json &report) {
+  int n = 0;
+  for (const auto &[op, count] : report["instructions"]["histogram"].items()) {
+    const bool vmem_load = op.rfind("global_load_", 0) == 0 || op.rfind("buffer_load_", 0) == 0;
+    if (vmem_load && op.find("dwordx4") == std::string::npos) n += count.get<int>();
+  }
+  return n;
+}
+
+struct CrossCheckCase {
+  const char *name;
+  Target target;
+  int64_t m;
+  TemplateKind tmpl;
+};
+
+class ReportMatchesReadelf : public testing::TestWithParam<CrossCheckCase> {};
+
+TEST_P(ReportMatchesReadelf, RegisterAndSegmentNumbers) {
+  const CrossCheckCase &p = GetParam();
+  Contract c = seed_contract();
+  c.target = p.target;
+  c.m = p.m;
+  c.template_kind = p.tmpl;
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  TempDir dir;
+  const fs::path hsaco = dir / "kernel.hsaco";
+  write_bytes(hsaco, compiled->binary.code);
+
+  const CommandResult notes = run(tool("llvm-readelf") + " --notes " + hsaco.string());
+  ASSERT_EQ(notes.rc, 0) << notes.out;
+  const std::string target_id = target_triple_id(p.target);
+  EXPECT_THAT(notes.out, HasSubstr("NT_AMDGPU_METADATA"));
+  EXPECT_THAT(notes.out, HasSubstr("amdhsa.kernels:"));
+  EXPECT_THAT(notes.out, HasSubstr("amdhsa.target:   " + target_id));
+  EXPECT_EQ(compiled->report.value("target_id", ""), target_id);
+
+  const auto f = readelf_kernel_fields(notes.out);
+  const nlohmann::json &k = compiled->report["kernels"][0];
+  auto field = [&](const char *key) -> std::string {
+    auto it = f.find(key);
+    return it == f.end() ? "<missing " + std::string(key) + ">" : it->second;
+  };
+  EXPECT_EQ(field("name"), compiled->binary.symbol);
+  EXPECT_EQ(field("symbol"), k.value("symbol", ""));
+  EXPECT_EQ(field("vgpr_count"), std::to_string(k.value("vgpr_count", -1)));
+  EXPECT_EQ(field("sgpr_count"), std::to_string(k.value("sgpr_count", -1)));
+  EXPECT_EQ(field("agpr_count"), std::to_string(k.value("agpr_count", -1)));
+  EXPECT_EQ(field("group_segment_fixed_size"), std::to_string(k.value("lds_bytes", -1)));
+  EXPECT_EQ(field("private_segment_fixed_size"), std::to_string(k.value("scratch_bytes", -1)));
+  EXPECT_EQ(field("kernarg_segment_size"), std::to_string(k.value("kernarg_bytes", -1)));
+  EXPECT_EQ(field("wavefront_size"), std::to_string(k.value("wave_size", -1)));
+  EXPECT_EQ(field("vgpr_spill_count"), std::to_string(k.value("vgpr_spill_count", -1)));
+  EXPECT_EQ(field("sgpr_spill_count"), std::to_string(k.value("sgpr_spill_count", -1)));
+
+  // The kernel ABI and what the issue requires of every kernel: no scratch.
+  EXPECT_EQ(k.value("kernarg_bytes", -1), kKernelArgBytes);
+  EXPECT_EQ(k.value("wave_size", -1), 64);
+  EXPECT_EQ(k.value("scratch_bytes", -1), 0);
+  EXPECT_EQ(k.value("vgpr_spill_count", -1), 0);
+  EXPECT_EQ(k.value("sgpr_spill_count", -1), 0);
+
+  // llvm-objdump decodes it and the report's histogram counts the same
+  // instructions for the mnemonics the checks below rely on.
+  const std::string cpu = target_name(p.target);
+  const CommandResult dis = run(tool("llvm-objdump") + " -d --mcpu=" + cpu + " " + hsaco.string());
+  ASSERT_EQ(dis.rc, 0) << dis.out;
+  EXPECT_THAT(dis.out, HasSubstr("<" + compiled->binary.symbol + ">:"));
+  EXPECT_THAT(dis.out, HasSubstr("s_endpgm"));
+  EXPECT_THAT(dis.out, testing::Not(HasSubstr("<unknown>")));
+  for (const char *op : {"global_load_dwordx4", "global_load_ushort", "v_add_f32_dpp", "v_mov_b32_dpp",
+                         "s_endpgm", "global_store_short"})
+    EXPECT_EQ(count_mnemonic(dis.out, op), histogram_count(compiled->report, op)) << op;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Amdgpu, ReportMatchesReadelf,
+    testing::Values(CrossCheckCase{"gfx950_gemv_m1", Target::kGfx950, 1, TemplateKind::kAuto},
+                    CrossCheckCase{"gfx950_gemv_m16", Target::kGfx950, 16, TemplateKind::kAuto},
+                    CrossCheckCase{"gfx942_gemv_m1", Target::kGfx942, 1, TemplateKind::kAuto},
+                    CrossCheckCase{"gfx950_generic", Target::kGfx950, 1, TemplateKind::kGeneric},
+                    CrossCheckCase{"gfx942_generic", Target::kGfx942, 4, TemplateKind::kGeneric}),
+    [](const auto &info) { return std::string(info.param.name); });
+
+// The seed contract's code: 16-byte weight loads, DPP cross-lane reduction,
+// no LDS, no scratch. Checked in the objdump text and the report alike.
+class SeedGemvCode : public testing::TestWithParam<std::pair<Target, int64_t>> {};
+
+TEST_P(SeedGemvCode, VectorLoadsDppReductionNoLds) {
+  Contract c = seed_contract();
+  c.target = GetParam().first;
+  c.m = GetParam().second;
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const nlohmann::json &r = compiled->report;
+  ASSERT_EQ(r.value("template", ""), "gemv");
+  TempDir dir;
+  const fs::path hsaco = dir / "seed.hsaco";
+  write_bytes(hsaco, compiled->binary.code);
+  const CommandResult dis =
+      run(tool("llvm-objdump") + " -d --mcpu=" + target_name(c.target) + " " + hsaco.string());
+  ASSERT_EQ(dis.rc, 0) << dis.out;
+
+  // 16-byte vector loads, in the disassembly and in the report.
+  const int x4 = count_mnemonic(dis.out, "global_load_dwordx4") + count_mnemonic(dis.out, "buffer_load_dwordx4");
+  EXPECT_GT(x4, 0) << "no 16-byte loads in\n" << dis.out;
+  EXPECT_EQ(x4, histogram_count(r, "global_load_dwordx4") + histogram_count(r, "buffer_load_dwordx4"));
+  // Every weight (and hidden) element is read by a 16-byte load: the only
+  // narrower vector-memory loads allowed are the attn reads, one element per
+  // (output row, output column of the wave). A narrow weight (or hidden) load
+  // would add at least one more.
+  const LaunchGeometry &geo = compiled->binary.geometry;
+  const uint32_t waves_per_block = geo.block_x / uint32_t(target_wave_size(c.target));
+  ASSERT_GT(waves_per_block, 0u);
+  const int64_t columns_per_wave = std::max<int64_t>(1, geo.n_per_block / waves_per_block);
+  EXPECT_LE(narrow_global_loads(r), c.m * columns_per_wave) << r["instructions"].dump();
+  // Both operands of the dot product stream through x4 loads: at least one per
+  // hidden row plus one for the weight row.
+  EXPECT_GE(x4, c.m + 1);
+
+  // Cross-lane reduction by DPP, not through LDS.
+  int dpp = 0, ds = 0;
+  for (const auto &[op, n] : r["instructions"]["histogram"].items()) {
+    if (op.size() > 4 && op.ends_with("_dpp")) dpp += n.get<int>();
+    if (op.rfind("ds_", 0) == 0) ds += n.get<int>();
+  }
+  EXPECT_GT(dpp, 0) << r["instructions"].dump();
+  EXPECT_EQ(ds, 0) << r["instructions"].dump();
+  EXPECT_THAT(dis.out, HasSubstr("_dpp "));
+  EXPECT_THAT(dis.out, testing::Not(HasSubstr("\tds_")));
+  EXPECT_EQ(r["kernels"][0].value("lds_bytes", -1), 0);
+  EXPECT_EQ(r["kernels"][0].value("scratch_bytes", -1), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Amdgpu, SeedGemvCode,
+                         testing::Values(std::pair{Target::kGfx950, int64_t(1)},
+                                         std::pair{Target::kGfx942, int64_t(1)},
+                                         std::pair{Target::kGfx950, int64_t(16)}),
+                         [](const auto &info) {
+                           return std::string(target_name(info.param.first)) + "_m" +
+                                  std::to_string(info.param.second);
+                         });
+
+// The sm_90 seed kernel is PTX that names its target and entry, with 16-byte
+// vector loads (ld.global.v4.b32 / v2.b64 family) for the operands.
+TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
+  Contract c = seed_contract();
+  c.target = Target::kSm90;
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+  EXPECT_THAT(ptx, HasSubstr(".target sm_90"));
+  EXPECT_THAT(ptx, HasSubstr(".entry " + compiled->binary.symbol + "("));
+  EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.global[.\w]*\.v(4\.(b|u|f)32|2\.(b|u|f)64))"));
+  // The warp reduction is done with shuffles, not shared memory.
+  EXPECT_THAT(ptx, HasSubstr("shfl.sync"));
+  EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), 0);
+}
+
+}  // namespace
+}  // namespace gatejit
