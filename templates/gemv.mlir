@@ -14,9 +14,12 @@
 //   ${ROWS}         weight rows (output columns) per wave
 //   ${UNROLL}       16-byte vectors per weight row loaded before use
 //   ${VEC}          elements per 16-byte vector
+// Products go through @dot2 (a per-target snippet: fp32 FMAs, or the gfx950
+// packed dot instruction).
 //   ${M_MAX}        rows of hidden the kernel is specialised for (M <= M_MAX)
 //   ${ACC}          ROWS * M_MAX accumulators
-//   ${PART}         independent partial sums per accumulator (FMA chains in flight)
+//   ${PAIRS}        VEC / 2: element pairs per vector (the unit of the dot2 snippet)
+//   ${PART}         independent partial sums per accumulator (dot chains in flight)
 //   ${ACC_LEN}      ACC * PART: accumulator i's partial p is element i * PART + p
 //   ${N} ${N_LAST}  problem size N and N - 1
 //   ${KVECS}        K / VEC: 16-byte vectors per row
@@ -154,39 +157,41 @@ module attributes {gpu.container_module} {
       %ldh = arith.constant ${LDH} : index
       %ldw = arith.constant ${LDW} : index
       %k0 = arith.muli %v, %vec : index
-      %wzero = arith.constant dense<0.0> : vector<${ROWS}x${VEC}xf32>
-      // The weight vectors of every row first: ROWS independent loads.
-      %ws = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wzero) -> (vector<${ROWS}x${VEC}xf32>) {
+      %pairs = arith.constant ${PAIRS} : index
+      %part = arith.constant ${PART} : index
+      %wzero = arith.constant dense<0.0> : vector<${ROWS}x${PAIRS}x2x${T}>
+      // The weight vectors of every row first: ROWS independent loads, kept in
+      // the storage type as PAIRS pairs (the dot snippet converts, or not).
+      %ws = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wzero) -> (vector<${ROWS}x${PAIRS}x2x${T}>) {
         %col = arith.addi %col0, %r : index
         %col_ld = arith.minui %col, %nlast : index
         %w_row = arith.muli %col_ld, %ldw : index
         %w_idx = arith.addi %w_row, %k0 : index
         %w = vector.load %weight[%w_idx] {alignment = 16} : memref<${W_SIZE}x${T}, #gpu.address_space<global>>, vector<${VEC}x${T}>
-        %wf = arith.extf %w : vector<${VEC}x${T}> to vector<${VEC}xf32>
-        %wacc2 = vector.insert %wf, %wacc[%r] : vector<${VEC}xf32> into vector<${ROWS}x${VEC}xf32>
-        scf.yield %wacc2 : vector<${ROWS}x${VEC}xf32>
+        %w2 = vector.shape_cast %w : vector<${VEC}x${T}> to vector<${PAIRS}x2x${T}>
+        %wacc2 = vector.insert %w2, %wacc[%r] : vector<${PAIRS}x2x${T}> into vector<${ROWS}x${PAIRS}x2x${T}>
+        scf.yield %wacc2 : vector<${ROWS}x${PAIRS}x2x${T}>
       } {gatejit.unroll}
       %res = scf.for %m = %c0 to %mmax step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
         %hm = arith.minui %m, %mlast : index
         %h_row = arith.muli %hm, %ldh : index
         %h_idx = arith.addi %h_row, %k0 : index
         %h = vector.load %hidden[%h_idx] {alignment = 16} : memref<${H_SIZE}x${T}, #gpu.address_space<global>>, vector<${VEC}x${T}>
-        %hf = arith.extf %h : vector<${VEC}x${T}> to vector<${VEC}xf32>
+        %h2 = vector.shape_cast %h : vector<${VEC}x${T}> to vector<${PAIRS}x2x${T}>
         %a_m = scf.for %r = %c0 to %rows step %c1 iter_args(%ar = %a) -> (vector<${ACC_LEN}xf32>) {
-          %wf = vector.extract %ws[%r] : vector<${VEC}xf32> from vector<${ROWS}x${VEC}xf32>
+          %wr = vector.extract %ws[%r] : vector<${PAIRS}x2x${T}> from vector<${ROWS}x${PAIRS}x2x${T}>
           %i_row = arith.muli %r, %mmax : index
           %i = arith.addi %i_row, %m : index
-          // PART interleaved fp32 FMA chains per accumulator: element e of the
-          // vector goes to partial e mod PART.
-          %part = arith.constant ${PART} : index
           %p0 = arith.muli %i, %part : index
-          %ar2 = scf.for %e = %c0 to %vec step %c1 iter_args(%av = %ar) -> (vector<${ACC_LEN}xf32>) {
-            %pe = arith.remui %e, %part : index
-            %j = arith.addi %p0, %pe : index
+          // Pair q of the vector goes to partial sum q mod PART: PART
+          // independent dot chains per accumulator hide the FMA latency.
+          %ar2 = scf.for %q = %c0 to %pairs step %c1 iter_args(%av = %ar) -> (vector<${ACC_LEN}xf32>) {
+            %pq = arith.remui %q, %part : index
+            %j = arith.addi %p0, %pq : index
             %sum = vector.extract %av[%j] : f32 from vector<${ACC_LEN}xf32>
-            %we = vector.extract %wf[%e] : f32 from vector<${VEC}xf32>
-            %he = vector.extract %hf[%e] : f32 from vector<${VEC}xf32>
-            %next = llvm.call_intrinsic "llvm.fma.f32"(%we, %he, %sum) : (f32, f32, f32) -> f32
+            %wq = vector.extract %wr[%q] : vector<2x${T}> from vector<${PAIRS}x2x${T}>
+            %hq = vector.extract %h2[%q] : vector<2x${T}> from vector<${PAIRS}x2x${T}>
+            %next = func.call @dot2(%wq, %hq, %sum) : (vector<2x${T}>, vector<2x${T}>, f32) -> f32
             %av2 = vector.insert %next, %av[%j] : f32 into vector<${ACC_LEN}xf32>
             scf.yield %av2 : vector<${ACC_LEN}xf32>
           } {gatejit.unroll}

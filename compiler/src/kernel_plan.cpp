@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "gatejit/template_choice.h"
 
@@ -19,8 +20,9 @@ const char *mlir_type(DType d) {
 }
 
 // Waves per workgroup for gemv: 4 waves of 64 on gfx9xx (the seed kernel's
-// 256-thread shape); 8 warps of 32 on sm_90 (256 threads as well).
-int gemv_waves_per_block(Target t) { return target_is_amdgpu(t) ? 4 : 8; }
+// 256-thread shape); 4 warps of 32 on sm_90 (smaller blocks spread a small N
+// more evenly over the 132 SMs; v4 in docs/perf-notes.md).
+int gemv_waves_per_block(Target t) { return 4; }
 
 // The gemv tuning table (docs/perf-notes.md has the measurements behind it).
 // ROWS: weight rows per wave; every hidden vector loaded serves ROWS rows, so
@@ -32,7 +34,7 @@ struct GemvTuning {
 // (Fewer rows for small N, to fill the grid, was measured worse: see v3 in
 // docs/perf-notes.md.)
 GemvTuning gemv_tuning(int64_t m_max) {
-  if (m_max <= 2) return {1, 4};
+  if (m_max <= 2) return {1, 8};
   if (m_max <= 4) return {2, 2};
   return {4, 1};
 }
@@ -53,7 +55,8 @@ void plan_gemv(KernelPlan &p) {
   // Up to 8 partial sums per accumulator, within 64 accumulator registers:
   // enough independent FMA chains to hide FMA latency at small M.
   const int64_t acc = t.rows * c.m_max;
-  const int64_t part = std::clamp<int64_t>(64 / acc, 1, vec);
+  const int64_t part = std::clamp<int64_t>(64 / acc, 1, vec / 2);
+  P["PAIRS"] = fmt::format("{}", vec / 2);
   P["ACC"] = fmt::format("{}", acc);
   P["PART"] = fmt::format("{}", part);
   P["ACC_LEN"] = fmt::format("{}", acc * part);
@@ -88,6 +91,14 @@ void plan_generic(KernelPlan &p) {
   p.geometry = {uint32_t(kGenericBlock), uint32_t(kGenericBlock), true};
 }
 
+// The products of gemv: gfx950's packed dot instructions take the 16-bit pair
+// as it is (v_dot2c_f32_bf16 / v_dot2_f32_f16, fp32 accumulate); elsewhere
+// two fp32 FMAs. (gfx942 keeps FMAs: its bf16 dot is not the same instruction.)
+std::string dot2_snippet(const Contract &c) {
+  if (c.target == Target::kGfx950) return c.dtype_out == DType::kBF16 ? "dot2_amdgcn_bf16" : "dot2_amdgcn_f16";
+  return "dot2_fma";
+}
+
 }  // namespace
 
 StatusOr<KernelPlan> plan_kernel(const Contract &c) {
@@ -108,12 +119,13 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
 
 StatusOr<std::string> instantiate(const KernelPlan &plan) {
   const Contract &c = plan.contract;
-  const std::string snippets[] = {
+  std::vector<std::string> snippets = {
       std::string("epilogue_") + rounding_name(c.rounding),
       std::string("activation_") + activation_name(c.act),
       "sigmoid",
       c.dtype_out == DType::kF32 ? "convert_f32" : "convert_narrow",
   };
+  if (plan.kind == TemplateKind::kGemv) snippets.push_back(dot2_snippet(c));
   std::string epilogue;
   for (const std::string &name : snippets) {
     auto text = template_text(name);
