@@ -23,10 +23,12 @@
 //   ${ACC_LEN}      ACC * PART: accumulator i's partial p is element i * PART + p
 //   ${N} ${N_LAST}  problem size N and N - 1
 //   ${KVECS}        K / VEC: 16-byte vectors per row
-//   ${K_GROUPS}     trips of UNROLL full wave-wide steps
-//   ${K_FULL}       KVECS / WAVE: wave-wide steps in which every lane has a vector
-//   ${K_ITERS}      ceil(KVECS / WAVE)
+//   ${KSPLIT}       waves that split the K range of one group of ROWS columns
+//   ${K_FULL_ALL}   KVECS / WAVE: wave-wide steps in which every lane has a vector
+//   ${K_FULL}       K_FULL_ALL / KSPLIT: full steps per wave
+//   ${K_GROUPS}     trips of UNROLL full steps per wave
 //   ${K_REM}        K_GROUPS * UNROLL: the first step not covered by the groups
+//   ${K_ITERS}      ceil(KVECS / WAVE)
 //   ${LDH} ${LDW} ${LDA} ${LDO}   leading dimensions (elements)
 //   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}  extent of each buffer (elements)
 //   ${SYMBOL}       kernel symbol
@@ -49,7 +51,9 @@ module attributes {gpu.container_module} {
       %kgroups = arith.constant ${K_GROUPS} : index
       %krem = arith.constant ${K_REM} : index
       %kfull = arith.constant ${K_FULL} : index
+      %kfull_all = arith.constant ${K_FULL_ALL} : index
       %kiters = arith.constant ${K_ITERS} : index
+      %ksplit = arith.constant ${KSPLIT} : index
       %m_i = arith.index_cast %m_actual : i64 to index
       %mlast = arith.subi %m_i, %c1 : index
       %zero = arith.constant dense<0.0> : vector<${ACC_LEN}xf32>
@@ -58,15 +62,22 @@ module attributes {gpu.container_module} {
       %bid = gpu.block_id x
       %lane = arith.remui %tid, %wave : index
       %wave_id = arith.divui %tid, %wave : index
-      %wave_global = arith.muli %bid, %waves : index
-      %wave_index = arith.addi %wave_global, %wave_id : index
-      %col0 = arith.muli %wave_index, %rows : index
+      // KSPLIT waves share ROWS columns, each summing K_FULL consecutive steps
+      // (wave kp of the group starts at step kp * K_FULL).
+      %group = arith.divui %wave_id, %ksplit : index
+      %kp = arith.remui %wave_id, %ksplit : index
+      %groups = arith.divui %waves, %ksplit : index
+      %group_global = arith.muli %bid, %groups : index
+      %group_index = arith.addi %group_global, %group : index
+      %col0 = arith.muli %group_index, %rows : index
+      %step0 = arith.muli %kp, %kfull : index
 
       // Full steps, UNROLL at a time: UNROLL independent loads per row in flight.
       %acc_groups = scf.for %g = %c0 to %kgroups step %c1 iter_args(%acc = %zero) -> (vector<${ACC_LEN}xf32>) {
         %g0 = arith.muli %g, %unroll : index
         %acc_g = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
-          %step = arith.addi %g0, %u : index
+          %step_local = arith.addi %g0, %u : index
+          %step = arith.addi %step0, %step_local : index
           %v_base = arith.muli %step, %wave : index
           %v = arith.addi %v_base, %lane : index
           %a2 = func.call @accumulate_vector(%hidden, %weight, %a, %col0, %v, %mlast)
@@ -77,7 +88,8 @@ module attributes {gpu.container_module} {
         scf.yield %acc_g : vector<${ACC_LEN}xf32>
       }
       // Full steps left over from the groups.
-      %acc_full = scf.for %step = %krem to %kfull step %c1 iter_args(%acc = %acc_groups) -> (vector<${ACC_LEN}xf32>) {
+      %acc_full = scf.for %step_local = %krem to %kfull step %c1 iter_args(%acc = %acc_groups) -> (vector<${ACC_LEN}xf32>) {
+        %step = arith.addi %step0, %step_local : index
         %v_base = arith.muli %step, %wave : index
         %v = arith.addi %v_base, %lane : index
         %a2 = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast)
@@ -85,11 +97,15 @@ module attributes {gpu.container_module} {
                vector<${ACC_LEN}xf32>, index, index, index) -> vector<${ACC_LEN}xf32>
         scf.yield %a2 : vector<${ACC_LEN}xf32>
       }
-      // Tail: the last, partial step (none when KVECS is a multiple of WAVE).
-      %acc_all = scf.for %step = %kfull to %kiters step %c1 iter_args(%acc = %acc_full) -> (vector<${ACC_LEN}xf32>) {
+      // Tail: the last, partial step (none when KVECS is a multiple of WAVE),
+      // summed by the group's last wave.
+      %kp_last = arith.subi %ksplit, %c1 : index
+      %is_last = arith.cmpi eq, %kp, %kp_last : index
+      %acc_all = scf.for %step = %kfull_all to %kiters step %c1 iter_args(%acc = %acc_full) -> (vector<${ACC_LEN}xf32>) {
         %v_base = arith.muli %step, %wave : index
         %v = arith.addi %v_base, %lane : index
-        %in = arith.cmpi ult, %v, %kvecs : index
+        %in_k = arith.cmpi ult, %v, %kvecs : index
+        %in = arith.andi %in_k, %is_last : i1
         %acc_next = scf.if %in -> (vector<${ACC_LEN}xf32>) {
           %r = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast)
               : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
@@ -121,9 +137,13 @@ module attributes {gpu.container_module} {
             %s2 = arith.addf %sum, %x : f32
             scf.yield %s2 : f32
           } {gatejit.unroll}
-          %dot = gpu.subgroup_reduce add %partial : (f32) -> f32
+          %dot_wave = gpu.subgroup_reduce add %partial : (f32) -> f32
+          // Sum the group's KSPLIT waves (identity when KSPLIT = 1).
+          %dot = func.call @combine_partials(%dot_wave, %i, %wave_id, %group, %lane) : (f32, index, index, index, index) -> f32
           %owner = arith.remui %i, %wave : index
-          %mine = arith.cmpi eq, %lane, %owner : index
+          %lead = arith.cmpi eq, %kp, %c0 : index
+          %mine_any = arith.cmpi eq, %lane, %owner : index
+          %mine = arith.andi %mine_any, %lead : i1
           %m_ok = arith.cmpi ult, %m, %m_i : index
           %own = arith.andi %mine, %m_ok : i1
           %go = arith.andi %own, %col_ok : i1

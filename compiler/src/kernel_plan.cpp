@@ -19,22 +19,27 @@ const char *mlir_type(DType d) {
   return "?";
 }
 
-// Waves per workgroup for gemv: 4 waves of 64 on gfx9xx (the seed kernel's
-// 256-thread shape); 4 warps of 32 on sm_90 (smaller blocks spread a small N
-// more evenly over the 132 SMs; v4 in docs/perf-notes.md).
-int gemv_waves_per_block(Target t) { return 4; }
+// Column groups per workgroup for gemv: 4 (4 waves of 64 = the seed kernel's
+// 256 threads on gfx9xx; 4 warps of 32 on sm_90, where smaller blocks spread a
+// small N more evenly over the 132 SMs: v4 in docs/perf-notes.md).
+constexpr int64_t kGemvGroupsPerBlock = 4;
 
 // The gemv tuning table (docs/perf-notes.md has the measurements behind it).
 // ROWS: weight rows per wave; every hidden vector loaded serves ROWS rows, so
 // L1 traffic per weight byte falls from (1 + M) to (1 + M / ROWS) vectors.
 // UNROLL: 16-byte loads per row in flight before their FMAs.
 struct GemvTuning {
-  int64_t rows, unroll;
+  int64_t rows, unroll, ksplit = 1;
 };
-// (Fewer rows for small N, to fill the grid, was measured worse: see v3 in
-// docs/perf-notes.md.)
-GemvTuning gemv_tuning(int64_t m_max) {
-  if (m_max <= 2) return {1, 8};
+// KSPLIT: waves that split one group's K range (partials combined through
+// workgroup memory). Fewer rows for small N, to fill the grid, was measured
+// worse (v2 in docs/perf-notes.md).
+GemvTuning gemv_tuning(int64_t m_max, Target target) {
+  // sm_90, M = 1: 4 warps per row (v5); gfx9xx keeps the seed's one wave per
+  // row and no LDS (unmeasured there: no AMD GPU is reachable).
+  if (m_max == 1 && target == Target::kSm90) return {1, 8, 4};
+  if (m_max == 1) return {1, 8};
+  if (m_max <= 2) return {1, 4};  // UNROLL 8 measured slower at M = 2 (v4)
   if (m_max <= 4) return {2, 2};
   return {4, 1};
 }
@@ -45,12 +50,18 @@ void plan_gemv(KernelPlan &p) {
   const int64_t eb = dtype_bytes(c.dtype_out);
   const int64_t vec = 16 / eb;
   const int64_t wave = target_wave_size(c.target);
-  const int64_t waves = gemv_waves_per_block(c.target);
+  const int64_t waves = kGemvGroupsPerBlock;
   const int64_t kvecs = c.k / vec;
-  const GemvTuning t = gemv_tuning(c.m_max);
-  const int64_t k_full = kvecs / wave, k_groups = k_full / t.unroll;
+  GemvTuning t = gemv_tuning(c.m_max, c.target);
+  const int64_t k_full_all = kvecs / wave;
+  if (k_full_all % t.ksplit != 0) t.ksplit = 1;  // each wave takes whole steps
+  const int64_t k_full = k_full_all / t.ksplit;
+  t.unroll = std::max<int64_t>(1, std::min(t.unroll, k_full));  // a group fits in a wave's range
+  const int64_t k_groups = k_full / t.unroll;
   auto &P = p.params;
   P["ROWS"] = fmt::format("{}", t.rows);
+  P["KSPLIT"] = fmt::format("{}", t.ksplit);
+  P["K_FULL_ALL"] = fmt::format("{}", k_full_all);
   P["UNROLL"] = fmt::format("{}", t.unroll);
   // Up to 8 partial sums per accumulator, within 64 accumulator registers:
   // enough independent FMA chains to hide FMA latency at small M.
@@ -63,15 +74,13 @@ void plan_gemv(KernelPlan &p) {
   P["K_GROUPS"] = fmt::format("{}", k_groups);
   P["K_REM"] = fmt::format("{}", k_groups * t.unroll);
   P["WAVE"] = fmt::format("{}", wave);
-  P["WAVES"] = fmt::format("{}", waves);
-  P["BLOCK"] = fmt::format("{}", wave * waves);
   P["VEC"] = fmt::format("{}", vec);
   P["M_MAX"] = fmt::format("{}", c.m_max);
   P["N"] = fmt::format("{}", c.n);
   P["N_LAST"] = fmt::format("{}", c.n - 1);
   P["K"] = fmt::format("{}", c.k);
   P["KVECS"] = fmt::format("{}", kvecs);
-  P["K_FULL"] = fmt::format("{}", kvecs / wave);
+  P["K_FULL"] = fmt::format("{}", k_full);
   P["K_ITERS"] = fmt::format("{}", (kvecs + wave - 1) / wave);
   P["LDH"] = fmt::format("{}", c.ld_hidden);
   P["LDW"] = fmt::format("{}", c.ld_weight);
@@ -81,7 +90,13 @@ void plan_gemv(KernelPlan &p) {
   P["W_SIZE"] = fmt::format("{}", (c.n - 1) * c.ld_weight + c.k);
   P["A_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_attn + c.n);
   P["O_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_out + c.n);
-  p.geometry = {uint32_t(wave * waves), uint32_t(waves * t.rows), false};
+  // Blocks of WAVES column groups, each group KSPLIT waves.
+  const int64_t block_waves = waves * t.ksplit;
+  P["WAVES"] = fmt::format("{}", block_waves);
+  P["BLOCK"] = fmt::format("{}", wave * block_waves);
+  P["PARTIALS"] = fmt::format("{}", block_waves * acc);
+  p.params["COMBINE"] = t.ksplit > 1 ? "combine_workgroup" : "combine_none";
+  p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
 }
 
 void plan_generic(KernelPlan &p) {
@@ -125,7 +140,10 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
       "sigmoid",
       c.dtype_out == DType::kF32 ? "convert_f32" : "convert_narrow",
   };
-  if (plan.kind == TemplateKind::kGemv) snippets.push_back(dot2_snippet(c));
+  if (plan.kind == TemplateKind::kGemv) {
+    snippets.push_back(dot2_snippet(c));
+    snippets.push_back(plan.params.at("COMBINE"));
+  }
   std::string epilogue;
   for (const std::string &name : snippets) {
     auto text = template_text(name);

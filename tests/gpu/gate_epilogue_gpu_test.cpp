@@ -207,6 +207,9 @@ std::vector<Case> gemv_cases() {
   }
   // N = K = 1000: K/8 = 125 vectors, not a multiple of the warp: the tail loop runs.
   for (int64_t m : {1, 3, 16}) cases.push_back({m, 1000, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 3, 0, 0, "specialised gemv"});
+  // K = 1088: 136 vectors = 4 full warp-wide steps split over 4 warps, plus a
+  // partial tail step summed by the last warp of the group.
+  for (int64_t m : {1, 2}) cases.push_back({m, 1000, 1088, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "specialised gemv"});
   // Fused rounding policy.
   for (int64_t m : {1, 8}) cases.push_back({m, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kFused, false, 0, 0, "specialised gemv"});
   return cases;
