@@ -34,10 +34,11 @@ struct GemvTuning {
 // KSPLIT: waves that split one group's K range (partials combined through
 // workgroup memory). Fewer rows for small N, to fill the grid, was measured
 // worse (v2 in docs/perf-notes.md).
-GemvTuning gemv_tuning(int64_t m_max, Target target) {
-  // sm_90, M = 1: 4 warps per row (v5); gfx9xx keeps the seed's one wave per
-  // row and no LDS (unmeasured there: no AMD GPU is reachable).
-  if (m_max == 1 && target == Target::kSm90) return {1, 8, 4};
+GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target) {
+  // sm_90, M = 1, small N: 4 warps per row (v5: 9.2 -> 8.8 us at N = 1536;
+  // slower at N = 3072 and 12288, where N warps already fill the GPU).
+  // gfx9xx keeps the seed's one wave per row and no LDS (unmeasured there).
+  if (m_max == 1 && n <= 2048 && target == Target::kSm90) return {1, 8, 4};
   if (m_max == 1) return {1, 8};
   if (m_max <= 2) return {1, 4};  // UNROLL 8 measured slower at M = 2 (v4)
   if (m_max <= 4) return {2, 2};
@@ -52,7 +53,7 @@ void plan_gemv(KernelPlan &p) {
   const int64_t wave = target_wave_size(c.target);
   const int64_t waves = kGemvGroupsPerBlock;
   const int64_t kvecs = c.k / vec;
-  GemvTuning t = gemv_tuning(c.m_max, c.target);
+  GemvTuning t = gemv_tuning(c.m_max, c.n, c.target);
   const int64_t k_full_all = kvecs / wave;
   if (k_full_all % t.ksplit != 0) t.ksplit = 1;  // each wave takes whole steps
   const int64_t k_full = k_full_all / t.ksplit;
