@@ -290,7 +290,22 @@ TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
   EXPECT_THAT(ptx, HasSubstr(".target sm_90"));
   EXPECT_THAT(ptx, HasSubstr(".entry " + compiled->binary.symbol + "("));
   EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.global[.\w]*\.v(4\.(b|u|f)32|2\.(b|u|f)64))"));
-  // The warp reduction is done with shuffles, not shared memory.
+  // The warp reduction is done with shuffles. At this N the warps of a group
+  // split K (docs/templates.md): shared memory holds exactly one fp32 partial
+  // per warp of the block, nothing more.
+  EXPECT_THAT(ptx, HasSubstr("shfl.sync"));
+  const int64_t warps = compiled->report["workgroup_size"][0].get<int64_t>() / 32;
+  EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), warps * 4);
+}
+
+// Where N alone fills the GPU there is no K split and no shared memory.
+TEST(PtxCode, LargeNUsesNoSharedMemory) {
+  Contract c = seed_contract();
+  c.target = Target::kSm90;
+  c.n = 12288;
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
   EXPECT_THAT(ptx, HasSubstr("shfl.sync"));
   EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), 0);
 }

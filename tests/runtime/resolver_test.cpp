@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "bundle.h"
 #include "disk_cache.h"
@@ -187,6 +190,39 @@ TEST_F(ResolverTest, MalformedBundleIsRefusedAtLoad) {
   Status s = r.add_bundle(path);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("bad.gjb"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace gatejit
+
+namespace gatejit {
+namespace {
+
+// A compile in one thread does not hold up resolution of other contracts.
+TEST_F(ResolverTest, SlowCompileDoesNotBlockOtherContracts) {
+  Resolver r(options());
+  ASSERT_TRUE(r.add_bundle(write_bundle("k.gjb", {binary_for(normalized(1), "x", "bundled")})).ok());
+  r.set_jit(counting_jit());
+  ASSERT_TRUE(r.resolve(normalized(2)).ok());  // M = 2 now in the disk cache
+  std::atomic<bool> compiling{false}, release{false};
+  r.set_jit(JitHook{[&](const Contract &c) -> StatusOr<KernelBinary> {
+                      compiling = true;
+                      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                      return binary_for(c, kToolchain, "slow");
+                    },
+                    kToolchain});
+  std::thread slow([&] { EXPECT_TRUE(r.resolve(normalized(8)).ok()); });
+  while (!compiling) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // While the JIT is stuck on M = 8, the bundled M = 1 kernel and the cached
+  // M = 2 kernel resolve.
+  auto fast = r.resolve(normalized(1));
+  EXPECT_TRUE(fast.ok());
+  EXPECT_EQ(fast->binary.symbol, "gatejit_bundled");
+  auto cached = r.resolve(normalized(2));
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ(cached->explanation, "specialised gemv from the disk cache");
+  release = true;
+  slow.join();
 }
 
 }  // namespace
