@@ -268,6 +268,19 @@ TEST_P(SeedGemvCode, VectorLoadsDppReductionNoLds) {
   EXPECT_THAT(dis.out, testing::Not(HasSubstr("\tds_")));
   EXPECT_EQ(r["kernels"][0].value("lds_bytes", -1), 0);
   EXPECT_EQ(r["kernels"][0].value("scratch_bytes", -1), 0);
+
+  // Occupancy: a SIMD has 512 VGPRs per lane, so <= 128 per wave leaves room
+  // for at least 4 waves per SIMD (issue 5).
+  EXPECT_LE(r["kernels"][0].value("vgpr_count", 1000), 128);
+  // gfx950 multiplies packed bf16 pairs with the dot instruction (as the seed
+  // kernel does), not scalar converts and FMAs: 4 dots per 16-byte weight
+  // vector and hidden row, and no fp32 FMA outside the epilogue.
+  if (c.target == Target::kGfx950) {
+    const int dots = histogram_count(r, "v_dot2c_f32_bf16_e32") + histogram_count(r, "v_dot2_f32_bf16");
+    EXPECT_GE(dots, 4 * c.m) << r["instructions"].dump();
+    EXPECT_EQ(count_mnemonic(dis.out, "v_dot2c_f32_bf16_e32") + count_mnemonic(dis.out, "v_dot2_f32_bf16"), dots);
+    EXPECT_EQ(histogram_count(r, "v_pk_fma_f32"), 0) << r["instructions"].dump();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Amdgpu, SeedGemvCode,
