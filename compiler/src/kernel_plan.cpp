@@ -42,6 +42,9 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target) {
   if (m_max == 1) return {1, 8};
   if (m_max <= 2) return {1, 4};  // UNROLL 8 measured slower at M = 2 (v4)
   if (m_max <= 4) return {2, 2};
+  // gfx9xx, M > 8: 4 rows would need 132 VGPRs (3 waves per SIMD); 2 rows keep
+  // it under 128, i.e. at least 4 waves per SIMD (issue 5's occupancy floor).
+  if (m_max > 8 && target_is_amdgpu(target)) return {2, 1};
   return {4, 1};
 }
 constexpr int kGenericBlock = 256;
