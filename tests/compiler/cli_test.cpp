@@ -13,74 +13,29 @@
 #include <sstream>
 #include <string>
 
+#include "compiler/compiler_test_support.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
 
 namespace gatejit {
 namespace {
 
+using namespace testing_support;
+
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gatejit-cli-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
 
- private:
-  fs::path path_;
-};
-
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<uint8_t> slurp_bytes(const fs::path &p) {
   const std::string s = slurp(p);
   return {s.begin(), s.end()};
 }
 
-struct CliResult {
-  int rc = -1;
-  std::string out, err;
-};
 
-// Runs `gatejit ARGS`, stdout and stderr captured separately.
-CliResult gatejit_cli(const TempDir &dir, const std::string &args) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  // The compile command goes through the disk kernel cache: give it a cache
-  // of its own inside the test's directory, never the user's.
-  const std::string cmd = "GATEJIT_CACHE_DIR=" + (dir / "cache").string() + " " + std::string(GATEJIT_TOOL) + " " +
-                          args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
 
 constexpr const char *kSeedFlags = "--m 1 --n 1536 --k 7168 --dtype bf16 --act sigmoid";
 
-Contract seed(Target t) {
-  Contract c;
-  c.target = t;
-  c.m = 1;
-  c.n = 1536;
-  c.k = 7168;
-  return c;
-}
 
 nlohmann::json parse_json(const std::string &text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "compiler/compiler_test_support.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
 #include "gatejit/kernel_binary.h"
@@ -22,26 +23,11 @@
 namespace gatejit {
 namespace {
 
+using namespace testing_support;
+
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gatejit-cotest-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
 
 struct CommandResult {
   int rc = -1;
@@ -84,15 +70,6 @@ void write_bytes(const fs::path &path, const std::vector<uint8_t> &bytes) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-Contract seed_contract() {
-  Contract c;
-  c.target = Target::kGfx950;
-  c.m = 1;
-  c.n = 1536;
-  c.k = 7168;
-  c.act = Activation::kSigmoid;
-  return c;  // bf16 everywhere by default
-}
 
 // The kernel's scalar fields from llvm-readelf's YAML rendering of the
 // amdhsa metadata note, e.g. "    .vgpr_count:     68". Only kernel-level
@@ -155,7 +132,7 @@ class ReportMatchesReadelf : public testing::TestWithParam<CrossCheckCase> {};
 
 TEST_P(ReportMatchesReadelf, RegisterAndSegmentNumbers) {
   const CrossCheckCase &p = GetParam();
-  Contract c = seed_contract();
+  Contract c = seed();
   c.target = p.target;
   c.m = p.m;
   c.template_kind = p.tmpl;
@@ -225,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
 class SeedGemvCode : public testing::TestWithParam<std::pair<Target, int64_t>> {};
 
 TEST_P(SeedGemvCode, VectorLoadsDppReductionNoLds) {
-  Contract c = seed_contract();
+  Contract c = seed();
   c.target = GetParam().first;
   c.m = GetParam().second;
   auto compiled = compiler::compile(c);
@@ -295,7 +272,7 @@ INSTANTIATE_TEST_SUITE_P(Amdgpu, SeedGemvCode,
 // The sm_90 seed kernel is PTX that names its target and entry, with 16-byte
 // vector loads (ld.global.v4.b32 / v2.b64 family) for the operands.
 TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
-  Contract c = seed_contract();
+  Contract c = seed();
   c.target = Target::kSm90;
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -313,7 +290,7 @@ TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
 
 // Where N alone fills the GPU there is no K split and no shared memory.
 TEST(PtxCode, LargeNUsesNoSharedMemory) {
-  Contract c = seed_contract();
+  Contract c = seed();
   c.target = Target::kSm90;
   c.n = 12288;
   auto compiled = compiler::compile(c);

@@ -7,20 +7,15 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/compiler_test_support.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
 
 namespace gatejit {
 namespace {
 
-Contract seed(Target t) {
-  Contract c;
-  c.target = t;
-  c.m = 1;
-  c.n = 1536;
-  c.k = 7168;
-  return c;
-}
+using namespace testing_support;
+
 
 // The report minus the wall-clock time, which legitimately varies.
 nlohmann::json stable_report(nlohmann::json r) {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "compiler/compiler_test_support.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
 #include "gatejit/contract_json.h"
@@ -19,17 +20,11 @@
 namespace gatejit {
 namespace {
 
+using namespace testing_support;
+
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 
-Contract seed() {
-  Contract c;
-  c.target = Target::kGfx950;
-  c.m = 1;
-  c.n = 1536;
-  c.k = 7168;
-  return c;
-}
 
 struct InvalidCase {
   const char *name;
@@ -137,50 +132,9 @@ TEST(InvalidJson, UnknownKeyIsNamed) {
 
 // --- the command line -------------------------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gatejit-invalid-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
-  const fs::path &path() const { return path_; }
 
- private:
-  fs::path path_;
-};
 
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-struct CliResult {
-  int rc = -1;
-  std::string out, err;
-};
-
-// Runs `gatejit ARGS` with stdout and stderr captured separately.
-CliResult gatejit_cli(const TempDir &dir, const std::string &args) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  // The compile command goes through the disk kernel cache: give it a cache
-  // of its own inside the test's directory, never the user's.
-  const std::string cmd = "GATEJIT_CACHE_DIR=" + (dir / "cache").string() + " " + std::string(GATEJIT_TOOL) + " " +
-                          args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
 
 struct CliInvalidCase {
   const char *name;

@@ -1,0 +1,77 @@
+// Helpers shared by the compiler test files: a temporary directory, whole-file
+// reads, running the gatejit tool, the seed contract.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gatejit/contract.h"
+
+namespace gatejit::testing_support {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "gatejit-test-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string &name) const { return path_ / name; }
+  const fs::path &path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+inline std::string slurp(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+// Runs `gatejit ARGS` with stdout and stderr captured separately. The compile
+// command goes through the disk cache: it gets a cache of its own inside the
+// test's directory, never the user's.
+inline CliResult gatejit_cli(const TempDir &dir, const std::string &args) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const std::string cmd = "GATEJIT_CACHE_DIR=" + (dir / "cache").string() + " " + std::string(GATEJIT_TOOL) + " " +
+                          args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+// The seed contract: M=1, N=1536, K=7168, bf16, sigmoid.
+inline Contract seed(Target t = Target::kGfx950) {
+  Contract c;
+  c.target = t;
+  c.m = 1;
+  c.n = 1536;
+  c.k = 7168;
+  return c;
+}
+
+}  // namespace gatejit::testing_support
