@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 BUILD=${BUILD:-build}
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGATEJIT_BUILD_COMPILER=ON \
+  -DGATEJIT_BUILD_TESTS=ON -DGATEJIT_BUILD_BENCHMARKS=ON >/dev/null
 ninja -C "$BUILD" "$@"

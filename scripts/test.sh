@@ -18,7 +18,10 @@ echo "=== fuzzers (${FUZZ_SECONDS:=60} s each)"
 FUZZ_SECONDS=$FUZZ_SECONDS scripts/run_fuzzers.sh
 
 echo "=== compile-time benchmark"
-"$BUILD"/bench/compile_bench --benchmark_min_time=0.2s --benchmark_repetitions=1 2>&1 | tail -12 || true
+"$BUILD"/bench/compile_bench --benchmark_min_time=0.2 --benchmark_repetitions=1 2>&1 | tail -12 || true
+
+echo "=== GPU suite (runs on the GPU machine; here each test skips and says why)"
+"$BUILD"/tests/gpu_tests --gtest_filter='GpuTest.GraphReplayFollowsNewInputs' 2>&1 | grep -E "no GPU|SKIPPED|PASSED|FAILED" | head -3
 
 echo "=== ctest"
 cd "$BUILD" && ctest --output-on-failure -j2 --timeout 900
