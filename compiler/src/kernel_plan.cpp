@@ -94,15 +94,13 @@ void plan_gemv(KernelPlan &p) {
   P["W_SIZE"] = fmt::format("{}", (c.n - 1) * c.ld_weight + c.k);
   P["A_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_attn + c.n);
   P["O_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_out + c.n);
-  // Blocks of WAVES column groups, each group KSPLIT waves. Without a K split,
-  // sm_90 takes 8 groups per block (v7 in docs/perf-notes.md).
-  const int64_t groups = (c.target == Target::kSm90 && t.ksplit == 1) ? 2 * waves : waves;
-  const int64_t block_waves = groups * t.ksplit;
+  // Blocks of WAVES column groups, each group KSPLIT waves.
+  const int64_t block_waves = waves * t.ksplit;
   P["WAVES"] = fmt::format("{}", block_waves);
   P["BLOCK"] = fmt::format("{}", wave * block_waves);
   P["PARTIALS"] = fmt::format("{}", block_waves * acc);
   p.params["COMBINE"] = t.ksplit > 1 ? "combine_workgroup" : "combine_none";
-  p.geometry = {uint32_t(wave * block_waves), uint32_t(groups * t.rows), false};
+  p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
 }
 
 void plan_generic(KernelPlan &p) {
