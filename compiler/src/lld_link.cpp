@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <mutex>
+#include <memory>
 #include <thread>
 #include <string>
 
@@ -49,31 +50,40 @@ class PipeSink {
  public:
   PipeSink() {
     if (pipe2(fds_, O_CLOEXEC) != 0) return;
-    reader_ = std::thread([this] {
+    // The reader owns a copy of the state it touches, so abandon() is safe.
+    reader_ = std::thread([fd = fds_[0], bytes = bytes_ptr_] {
       uint8_t buf[65536];
       while (true) {
-        ssize_t n = read(fds_[0], buf, sizeof buf);
+        ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        bytes_.insert(bytes_.end(), buf, buf + n);
+        bytes->insert(bytes->end(), buf, buf + n);
       }
     });
   }
   ~PipeSink() { finish(); }
   bool ok() const { return fds_[1] >= 0 && reader_.joinable(); }
   std::string path() const { return "/proc/self/fd/" + std::to_string(fds_[1]); }
+  // After a link that left lld unable to run again, lld may still hold a
+  // write end: the reader would never see end-of-file. Let it go instead of
+  // waiting for it (it ends with the process).
+  void abandon() {
+    if (fds_[1] >= 0) close(fds_[1]), fds_[1] = -1;
+    if (reader_.joinable()) reader_.detach();
+    fds_[0] = -1;  // owned by the detached reader's blocking read now
+  }
   // Closes our write end and waits for the reader to see end-of-file.
   std::vector<uint8_t> &finish() {
     if (fds_[1] >= 0) close(fds_[1]), fds_[1] = -1;
     if (reader_.joinable()) reader_.join();
     if (fds_[0] >= 0) close(fds_[0]), fds_[0] = -1;
-    return bytes_;
+    return *bytes_ptr_;
   }
 
  private:
   int fds_[2] = {-1, -1};
+  std::shared_ptr<std::vector<uint8_t>> bytes_ptr_ = std::make_shared<std::vector<uint8_t>>();
   std::thread reader_;
-  std::vector<uint8_t> bytes_;
 };
 
 // lld keeps global state: one link at a time in this process.
@@ -96,6 +106,7 @@ StatusOr<std::vector<uint8_t>> link_code_object(const std::vector<uint8_t> &relo
     std::lock_guard<std::mutex> lock(g_lld_mutex);
     result = lld::lldMain(args, out, err, {{lld::Gnu, &lld::elf::link}});
   }
+  if (!result.canRunAgain) output.abandon();
   if (result.retCode != 0 || !result.canRunAgain)
     return compile_error("lld failed (exit " + std::to_string(result.retCode) + "):\n" + diagnostics);
   std::vector<uint8_t> code_object = std::move(output.finish());

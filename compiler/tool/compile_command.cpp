@@ -52,6 +52,15 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, s
   }
   const std::string key = contract_key(choice->contract);
   const std::string toolchain = compiler::fingerprint();
+  if (options->read_only) {  // load from the cache, never write it
+    auto kb = (*cache)->get(cache_key(key, toolchain), key, toolchain);
+    if (kb.ok()) {
+      how = "cache: hit (" + options->dir + ", read-only)";
+      return kb;
+    }
+    how = "cache: miss (read-only: compiled, not stored)";
+    return compile();
+  }
   bool hit = false;
   auto kb = (*cache)->get_or_compile(cache_key(key, toolchain), key, toolchain, compile, &hit);
   if (kb.ok()) how = std::string("cache: ") + (hit ? "hit" : "miss, compiled and stored") + " (" + options->dir + ")";

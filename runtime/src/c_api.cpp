@@ -20,16 +20,25 @@ struct gatejit_runtime_s {
 
 namespace {
 
-gatejit_status_t make_status(const gatejit::Status &s) {
+// Out of memory while reporting an error: this static status still says so,
+// and gatejit_status_free leaves it alone.
+gatejit_status_s g_out_of_memory{GATEJIT_INTERNAL, "out of memory"};
+
+gatejit_status_t make_status(const gatejit::Status &s) noexcept {
   if (s.ok()) return nullptr;
-  auto *out = new (std::nothrow) gatejit_status_s{gatejit_status_code_t(int(s.code())), s.message()};
-  // Out of memory while reporting an error: a static status still says so.
-  static gatejit_status_s oom{GATEJIT_INTERNAL, "out of memory"};
-  return out ? out : &oom;
+  try {
+    return new gatejit_status_s{gatejit_status_code_t(int(s.code())), s.message()};
+  } catch (...) {
+    return &g_out_of_memory;
+  }
 }
 
-gatejit_status_t null_arg(const char *name) {
-  return make_status(gatejit::invalid_argument(std::string(name) + " is NULL"));
+gatejit_status_t null_arg(const char *name) noexcept {
+  try {
+    return make_status(gatejit::invalid_argument(std::string(name) + " is NULL"));
+  } catch (...) {
+    return &g_out_of_memory;
+  }
 }
 
 char *copy_string(const std::string &s) {
@@ -63,7 +72,7 @@ extern "C" {
 gatejit_status_code_t gatejit_status_code(gatejit_status_t s) { return s ? s->code : GATEJIT_OK; }
 const char *gatejit_status_message(gatejit_status_t s) { return s ? s->message.c_str() : ""; }
 void gatejit_status_free(gatejit_status_t s) {
-  if (s && std::strcmp(s->message.c_str(), "out of memory") != 0) delete s;
+  if (s != &g_out_of_memory) delete s;
 }
 
 gatejit_status_t gatejit_runtime_create(const gatejit_runtime_options_t *options, gatejit_runtime_t *out) {
@@ -106,7 +115,7 @@ gatejit_status_t gatejit_explain(gatejit_runtime_t rt, const gatejit_gate_args_t
     auto text = rt->core->explain(*args);
     if (!text.ok()) return text.status();
     *out_text = copy_string(*text);
-    return gatejit::Status::Ok();
+    return *out_text ? gatejit::Status::Ok() : gatejit::internal_error("out of memory");
   });
 }
 
@@ -120,7 +129,7 @@ gatejit_status_t gatejit_explain_contract_json(gatejit_runtime_t rt, const char 
     auto text = rt->core->resolver().explain(*c);
     if (!text.ok()) return text.status();
     *out_text = copy_string(*text);
-    return gatejit::Status::Ok();
+    return *out_text ? gatejit::Status::Ok() : gatejit::internal_error("out of memory");
   });
 }
 

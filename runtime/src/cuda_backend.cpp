@@ -2,6 +2,8 @@
 // driver types and entry points it uses, so no CUDA header is needed to build.
 #include <dlfcn.h>
 
+#include <array>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -28,7 +30,8 @@ struct CudaApi {
   CUresult (*cuDeviceGetName)(char *, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*cuCtxGetCurrent)(CUcontext *);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxPushCurrent)(CUcontext);
+  CUresult (*cuCtxPopCurrent)(CUcontext *);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -68,7 +71,9 @@ class CudaBackend final : public DeviceBackend {
 
   StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
                                          ModuleHandle *module_out) override {
-    GATEJIT_RETURN_IF_ERROR(make_current(ordinal));
+    auto ctx = primary_context(ordinal);
+    if (!ctx.ok()) return ctx.status();
+    ContextScope scope(api_, *ctx);
     // cuModuleLoadData wants NUL-terminated PTX text.
     std::vector<uint8_t> text(code.begin(), code.end());
     text.push_back(0);
@@ -85,15 +90,19 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void unload_module(int ordinal, ModuleHandle module) override {
-    if (module && make_current(ordinal).ok()) api_.cuModuleUnload(CUmodule(module));
+    auto ctx = primary_context(ordinal);
+    if (!module || !ctx.ok()) return;
+    ContextScope scope(api_, *ctx);
+    api_.cuModuleUnload(CUmodule(module));
   }
 
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
                 void *stream, void **args) override {
-    // The caller's thread may have no current context (a fresh host thread).
-    CUcontext current = nullptr;
-    if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == nullptr)
-      GATEJIT_RETURN_IF_ERROR(make_current(ordinal));
+    // The module lives in the device's primary context; the caller's thread may
+    // have none current, or another device's (scoped, so the caller's is kept).
+    auto ctx = primary_context(ordinal);
+    if (!ctx.ok()) return ctx.status();
+    ContextScope scope(api_, *ctx);
     return check(api_.cuLaunchKernel(CUfunction(fn), grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
                                      CUstream(stream), args, nullptr),
                  "cuLaunchKernel");
@@ -118,7 +127,8 @@ class CudaBackend final : public DeviceBackend {
     sym(api_.cuDeviceGetName, "cuDeviceGetName");
     sym(api_.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     sym(api_.cuCtxGetCurrent, "cuCtxGetCurrent");
-    sym(api_.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(api_.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+    sym(api_.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
     sym(api_.cuModuleLoadData, "cuModuleLoadData");
     sym(api_.cuModuleUnload, "cuModuleUnload");
     sym(api_.cuModuleGetFunction, "cuModuleGetFunction");
@@ -128,15 +138,42 @@ class CudaBackend final : public DeviceBackend {
     return check(api_.cuInit(0), "cuInit");
   }
 
-  // Binds the device's primary context (the one PyTorch and the runtime API use).
-  Status make_current(int ordinal) {
+  // The device's primary context (the one PyTorch and the runtime API use),
+  // retained once per device; lock-free after the first call.
+  StatusOr<CUcontext> primary_context(int ordinal) {
     GATEJIT_RETURN_IF_ERROR(available());
+    if (ordinal < 0 || ordinal >= int(kMaxDevices))
+      return invalid_argument("device_ordinal = " + std::to_string(ordinal) + ": must be in [0, " +
+                              std::to_string(kMaxDevices) + ")");
+    if (CUcontext ctx = primary_[ordinal].load(std::memory_order_acquire)) return ctx;
+    std::lock_guard<std::mutex> lock(retain_mu_);
+    if (CUcontext ctx = primary_[ordinal].load(std::memory_order_acquire)) return ctx;
     CUdevice dev;
     GATEJIT_RETURN_IF_ERROR(check(api_.cuDeviceGet(&dev, ordinal), "cuDeviceGet(" + std::to_string(ordinal) + ")"));
     CUcontext ctx = nullptr;
     GATEJIT_RETURN_IF_ERROR(check(api_.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain"));
-    return check(api_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    primary_[ordinal].store(ctx, std::memory_order_release);
+    return ctx;
   }
+
+  // Makes `ctx` current for a scope unless it already is; restores the
+  // caller's context afterwards.
+  class ContextScope {
+   public:
+    ContextScope(const CudaApi &api, CUcontext ctx) : api_(api) {
+      CUcontext current = nullptr;
+      if (api_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx) return;
+      pushed_ = api_.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
+    }
+    ~ContextScope() {
+      CUcontext popped = nullptr;
+      if (pushed_) api_.cuCtxPopCurrent(&popped);
+    }
+
+   private:
+    const CudaApi &api_;
+    bool pushed_ = false;
+  };
 
   Status check(CUresult r, const std::string &what) {
     if (r == CUDA_SUCCESS) return Status::Ok();
@@ -145,10 +182,13 @@ class CudaBackend final : public DeviceBackend {
     return device_error(what + " failed: CUDA error " + std::to_string(r) + (text ? std::string(" (") + text + ")" : ""));
   }
 
+  static constexpr size_t kMaxDevices = 64;
   std::once_flag open_once_;
   Status open_status_;
   void *handle_ = nullptr;
   CudaApi api_{};
+  std::mutex retain_mu_;
+  std::array<std::atomic<CUcontext>, kMaxDevices> primary_{};
 };
 
 }  // namespace

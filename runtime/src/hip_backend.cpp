@@ -27,6 +27,7 @@ struct HipApi {
   hipError_t (*hipInit)(unsigned);
   hipError_t (*hipGetDeviceProperties)(hipDeviceProp_t *, int);
   hipError_t (*hipSetDevice)(int);
+  hipError_t (*hipGetDevice)(int *);
   hipError_t (*hipModuleLoadData)(hipModule_t *, const void *);
   hipError_t (*hipModuleUnload)(hipModule_t);
   hipError_t (*hipModuleGetFunction)(hipFunction_t *, hipModule_t, const char *);
@@ -61,7 +62,9 @@ class HipBackend final : public DeviceBackend {
                                          ModuleHandle *module_out) override {
     GATEJIT_RETURN_IF_ERROR(available());
     // hipModuleLoadData loads for the current device only: one module per GPU.
-    GATEJIT_RETURN_IF_ERROR(check(api_.hipSetDevice(ordinal), "hipSetDevice"));
+    // The caller's current device is restored afterwards.
+    DeviceScope scope(api_, ordinal);
+    GATEJIT_RETURN_IF_ERROR(check(scope.status(), "hipSetDevice"));
     hipModule_t module = nullptr;
     GATEJIT_RETURN_IF_ERROR(check(api_.hipModuleLoadData(&module, code.data()),
                                   "hipModuleLoadData (mismatched target chip?)"));
@@ -76,7 +79,8 @@ class HipBackend final : public DeviceBackend {
   }
 
   void unload_module(int ordinal, ModuleHandle module) override {
-    if (module && api_.hipSetDevice(ordinal) == hipSuccess) api_.hipModuleUnload(hipModule_t(module));
+    DeviceScope scope(api_, ordinal);
+    if (module && scope.status() == hipSuccess) api_.hipModuleUnload(hipModule_t(module));
   }
 
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
@@ -87,6 +91,24 @@ class HipBackend final : public DeviceBackend {
   }
 
  private:
+  // Makes `ordinal` the current device for a scope; restores the caller's.
+  class DeviceScope {
+   public:
+    DeviceScope(const HipApi &api, int ordinal) : api_(api) {
+      if (api_.hipGetDevice(&previous_) != hipSuccess) previous_ = -1;
+      status_ = previous_ == ordinal ? hipSuccess : api_.hipSetDevice(ordinal);
+    }
+    ~DeviceScope() {
+      if (previous_ >= 0) api_.hipSetDevice(previous_);
+    }
+    hipError_t status() const { return status_; }
+
+   private:
+    const HipApi &api_;
+    int previous_ = -1;
+    hipError_t status_ = hipSuccess;
+  };
+
   Status open() {
     handle_ = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
     for (const char *alt : {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"})
@@ -101,9 +123,16 @@ class HipBackend final : public DeviceBackend {
       if (!fp) missing += std::string(" ") + *names.begin();
     };
     sym(api_.hipInit, {"hipInit"});
-    // The struct layout of these headers (R0000); ROCm 6+ keeps it under this name.
+    // The entry point whose struct layout matches the headers we built with:
+    // ROCm 6+ headers define the R0600 layout; 5.x headers the R0000 one,
+    // which ROCm 6+ still exports under the R0000 name.
+#if defined(HIP_VERSION_MAJOR) && HIP_VERSION_MAJOR >= 6
+    sym(api_.hipGetDeviceProperties, {"hipGetDevicePropertiesR0600"});
+#else
     sym(api_.hipGetDeviceProperties, {"hipGetDevicePropertiesR0000", "hipGetDeviceProperties"});
+#endif
     sym(api_.hipSetDevice, {"hipSetDevice"});
+    sym(api_.hipGetDevice, {"hipGetDevice"});
     sym(api_.hipModuleLoadData, {"hipModuleLoadData"});
     sym(api_.hipModuleUnload, {"hipModuleUnload"});
     sym(api_.hipModuleGetFunction, {"hipModuleGetFunction"});

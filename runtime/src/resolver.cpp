@@ -18,7 +18,8 @@ std::vector<std::pair<Contract, std::string>> specialised_candidates(const Templ
   std::vector<std::pair<Contract, std::string>> out;
   out.push_back({choice.contract, "specialised gemv"});
   const Contract &c = choice.contract;
-  if (!c.m_dynamic && c.m_max < kGemvMaxM) {
+  // The bucket serves every M <= 16, unless the candidate is the bucket itself.
+  if (!(c.m_dynamic && c.m_max == kGemvMaxM)) {
     Contract bucket = c;
     bucket.m_dynamic = true;
     bucket.m = 0;

@@ -141,9 +141,13 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
     if (!s) s = std::make_unique<Slot>();
     slot = s.get();
   }
+  if (slot->ready.load(std::memory_order_acquire)) return slot;
   // Only callers of this same contract wait here; the map lock is not held.
-  std::call_once(slot->once, [&] { slot->status = resolve_into(*slot, key); });
-  if (!slot->status.ok()) return slot->status;
+  std::lock_guard<std::mutex> lock(slot->mu);
+  if (!slot->ready.load(std::memory_order_relaxed)) {
+    GATEJIT_RETURN_IF_ERROR(resolve_into(*slot, key));
+    slot->ready.store(true, std::memory_order_release);
+  }
   return slot;
 }
 
@@ -161,9 +165,24 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   int64_t m = args.hidden.rows, n = args.weight.rows, kk = args.hidden.cols;
   int64_t ldh = args.hidden.ld, ldw = args.weight.ld, lda = args.attn.ld, ldo = args.out.ld;
   void *params[kKernelArgCount] = {&hidden, &weight, &attn, &out, &m, &n, &kk, &ldh, &ldw, &lda, &ldo};
-  const std::array<uint32_t, 3> grid = {k.geometry.grid_x(n), k.geometry.grid_y(m), 1};
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
-  return k.backend->launch(k.ordinal, k.fn, grid, block, args.stream, params);
+  if (!k.geometry.grid_y_is_m) {
+    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), 1, 1}, block, args.stream, params);
+  }
+  // One grid row per output row: at most 65535 rows a launch (the grid's y
+  // limit), so a long prefill is several launches over row ranges.
+  constexpr int64_t kMaxGridY = 65535;
+  const int64_t total_m = m;
+  const size_t eb = args.out.dtype == GATEJIT_F32 ? 4 : 2;  // all four dtypes are equal (validated)
+  for (int64_t m0 = 0; m0 < total_m; m0 += kMaxGridY) {
+    m = std::min(kMaxGridY, total_m - m0);
+    hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * ldh) * eb;
+    attn = static_cast<char *>(args.attn.data) + size_t(m0 * lda) * eb;
+    out = static_cast<char *>(args.out.data) + size_t(m0 * ldo) * eb;
+    GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), uint32_t(m), 1}, block,
+                                              args.stream, params));
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::string> RuntimeCore::explain(const gatejit_gate_args_t &args) {

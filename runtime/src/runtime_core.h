@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -55,10 +56,11 @@ class RuntimeCore {
   struct CallKeyHash {
     size_t operator()(const CallKey &k) const;
   };
-  // Resolved once; other threads with the same key wait on `once`.
+  // Resolved once; other threads with the same key wait on `mu`. A failed
+  // resolution is not kept: a later call (after load_bundle, say) tries again.
   struct Slot {
-    std::once_flag once;
-    Status status;
+    std::mutex mu;
+    std::atomic<bool> ready{false};
     Loaded kernel;
     std::string explanation;
   };
