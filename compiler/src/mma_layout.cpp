@@ -1,0 +1,46 @@
+#include "mma_layout.h"
+
+namespace gatejit::compiler {
+namespace {
+
+// PTX ISA, "Matrix fragments for mma.m16n8k16" (bf16/f16): groupID = lane / 4,
+// threadID_in_group = lane % 4; A holds 8 values (4 x .b32 pairs), B 4, C 4.
+Element nv_a(int lane, int i) {
+  const int group = lane >> 2, t = lane & 3;
+  const int row = group + ((i >> 1) & 1) * 8;      // a0,a1: g; a2,a3: g+8; a4,a5: g; a6,a7: g+8
+  const int col = t * 2 + (i & 1) + (i >> 2) * 8;  // a4..a7: k + 8
+  return {row, col};
+}
+Element nv_b(int lane, int i) {
+  const int group = lane >> 2, t = lane & 3;
+  return {t * 2 + (i & 1) + (i >> 1) * 8, group};  // b0,b1: k = 2t+{0,1}; b2,b3: +8; n = g
+}
+Element nv_c(int lane, int i) {
+  const int group = lane >> 2, t = lane & 3;
+  return {group + (i >> 1) * 8, t * 2 + (i & 1)};  // c0,c1: row g; c2,c3: row g+8
+}
+
+// CDNA3/4 ISA, MFMA 16x16 with 64 lanes: lane l works on column/row l % 16 and
+// the k block l / 16; the 16x16x32 bf16/f16 forms take 8 values per lane.
+Element amd_a(int lane, int i) { return {lane % 16, (lane / 16) * 8 + i}; }
+Element amd_b(int lane, int i) { return {(lane / 16) * 8 + i, lane % 16}; }
+Element amd_c(int lane, int i) { return {(lane / 16) * 4 + i, lane % 16}; }
+
+}  // namespace
+
+const MmaLayout &nvidia_m16n8k16() {
+  static const MmaLayout layout{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 8, 16, 32, 8, 4, 4,
+                                nv_a, nv_b, nv_c};
+  return layout;
+}
+
+const MmaLayout &amdgpu_mfma_16x16x32() {
+  static const MmaLayout layout{"v_mfma_f32_16x16x32_bf16", 16, 16, 32, 64, 8, 8, 4, amd_a, amd_b, amd_c};
+  return layout;
+}
+
+const MmaLayout &mma_layout(Target target) {
+  return target_is_amdgpu(target) ? amdgpu_mfma_16x16x32() : nvidia_m16n8k16();
+}
+
+}  // namespace gatejit::compiler

@@ -1,0 +1,101 @@
+// The matrix-core fragment layouts (compiler/src/mma_layout.cpp) on the host:
+// every element of A, B and C is owned by exactly one (lane, slot), and a
+// simulation that computes each lane's accumulators only from the fragments
+// the hardware would hand it reproduces the matrix product exactly.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "mma_layout.h"
+
+namespace gatejit::compiler {
+namespace {
+
+class MmaLayoutTest : public ::testing::TestWithParam<const MmaLayout *> {};
+
+void expect_bijection(const MmaLayout &l, int rows, int cols, int per_lane, Element (*map)(int, int),
+                      const char *what) {
+  std::vector<int> owners(size_t(rows * cols), 0);
+  for (int lane = 0; lane < l.lanes; ++lane)
+    for (int i = 0; i < per_lane; ++i) {
+      const Element e = map(lane, i);
+      ASSERT_TRUE(e.row >= 0 && e.row < rows && e.col >= 0 && e.col < cols)
+          << what << ": lane " << lane << " slot " << i << " -> (" << e.row << ", " << e.col << ")";
+      ++owners[size_t(e.row * cols + e.col)];
+    }
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      EXPECT_EQ(owners[size_t(r * cols + c)], 1) << what << " element (" << r << ", " << c << ")";
+  EXPECT_EQ(l.lanes * per_lane, rows * cols) << what;
+}
+
+TEST_P(MmaLayoutTest, EveryElementHasExactlyOneOwner) {
+  const MmaLayout &l = *GetParam();
+  expect_bijection(l, l.m, l.k, l.a_per_lane, l.a, "A");
+  expect_bijection(l, l.k, l.n, l.b_per_lane, l.b, "B");
+  expect_bijection(l, l.m, l.n, l.c_per_lane, l.c, "C");
+}
+
+TEST_P(MmaLayoutTest, FragmentSimulationReproducesTheProduct) {
+  const MmaLayout &l = *GetParam();
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> small(-8, 8);  // exact in fp32: the check is bitwise
+  std::vector<float> A(size_t(l.m * l.k)), B(size_t(l.k * l.n));
+  for (auto &x : A) x = float(small(rng));
+  for (auto &x : B) x = float(small(rng));
+
+  // What each lane holds, taken through the layout only.
+  std::vector<std::vector<float>> a_frag(size_t(l.lanes)), b_frag(size_t(l.lanes));
+  for (int lane = 0; lane < l.lanes; ++lane) {
+    for (int i = 0; i < l.a_per_lane; ++i) {
+      const Element e = l.a(lane, i);
+      a_frag[size_t(lane)].push_back(A[size_t(e.row * l.k + e.col)]);
+    }
+    for (int i = 0; i < l.b_per_lane; ++i) {
+      const Element e = l.b(lane, i);
+      b_frag[size_t(lane)].push_back(B[size_t(e.row * l.n + e.col)]);
+    }
+  }
+  // The instruction: D = A * B, computed from the fragments alone (a lane's
+  // accumulator needs operand values that other lanes hold: find them by
+  // the layout's inverse, as the hardware's operand network does).
+  auto a_at = [&](int r, int k) {
+    for (int lane = 0; lane < l.lanes; ++lane)
+      for (int i = 0; i < l.a_per_lane; ++i)
+        if (l.a(lane, i) == Element{r, k}) return a_frag[size_t(lane)][size_t(i)];
+    ADD_FAILURE() << "A(" << r << ", " << k << ") held by no lane";
+    return 0.0f;
+  };
+  auto b_at = [&](int k, int c) {
+    for (int lane = 0; lane < l.lanes; ++lane)
+      for (int i = 0; i < l.b_per_lane; ++i)
+        if (l.b(lane, i) == Element{k, c}) return b_frag[size_t(lane)][size_t(i)];
+    ADD_FAILURE() << "B(" << k << ", " << c << ") held by no lane";
+    return 0.0f;
+  };
+  for (int lane = 0; lane < l.lanes; ++lane)
+    for (int i = 0; i < l.c_per_lane; ++i) {
+      const Element e = l.c(lane, i);
+      float d = 0, ref = 0;
+      for (int k = 0; k < l.k; ++k) {
+        d += a_at(e.row, k) * b_at(k, e.col);
+        ref += A[size_t(e.row * l.k + k)] * B[size_t(k * l.n + e.col)];
+      }
+      ASSERT_EQ(d, ref) << "lane " << lane << " accumulator " << i;
+    }
+}
+
+TEST(MmaLayout, TargetsPickTheirInstruction) {
+  EXPECT_EQ(&mma_layout(Target::kSm90), &nvidia_m16n8k16());
+  EXPECT_EQ(&mma_layout(Target::kGfx950), &amdgpu_mfma_16x16x32());
+  EXPECT_EQ(nvidia_m16n8k16().lanes, target_wave_size(Target::kSm90));
+  EXPECT_EQ(amdgpu_mfma_16x16x32().lanes, target_wave_size(Target::kGfx950));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, MmaLayoutTest, ::testing::Values(&nvidia_m16n8k16(), &amdgpu_mfma_16x16x32()),
+                         [](const auto &info) { return info.param->lanes == 32 ? std::string("sm90_m16n8k16")
+                                                                               : std::string("gfx950_16x16x32"); });
+
+}  // namespace
+}  // namespace gatejit::compiler
