@@ -10,7 +10,6 @@
 #include "lld_link.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/raw_ostream.h"
 #include "llvm_codegen.h"
 #include "pipeline.h"
 #include "template_library.h"
@@ -97,25 +96,15 @@ StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
   switch (stage) {
     case Stage::kTemplate: return text;
     case Stage::kGpu: return lower_to_stage_text(*text, target, IrStage::kGpu);
-    case Stage::kLlvm: {
-      llvm::LLVMContext ctx;
-      auto module = lower_to_llvm_ir(*text, target, ctx);
-      if (!module.ok()) return module.status();
-      // Run the same optimisation the code object gets, then print.
-      auto asm_or = codegen(**module, target, CodegenOutput::kAssembly);
-      if (!asm_or.ok()) return asm_or.status();
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      (*module)->print(os, nullptr);
-      return s;
-    }
+    case Stage::kLlvm:
     case Stage::kIsa: {
+      // The same optimisation (and for isa, codegen) the code object gets.
       llvm::LLVMContext ctx;
       auto module = lower_to_llvm_ir(*text, target, ctx);
       if (!module.ok()) return module.status();
-      auto asm_or = codegen(**module, target, CodegenOutput::kAssembly);
-      if (!asm_or.ok()) return asm_or.status();
-      return std::string(asm_or->begin(), asm_or->end());
+      auto out = codegen(**module, target, stage == Stage::kLlvm ? CodegenOutput::kOptimizedIr : CodegenOutput::kAssembly);
+      if (!out.ok()) return out.status();
+      return std::string(out->begin(), out->end());
     }
   }
   return internal_error("unknown stage");

@@ -97,6 +97,13 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
   if (llvm::verifyModule(module, &verify_os)) return compile_error("LLVM IR does not verify:\n" + verify_errors);
   optimize(module, *tm);
 
+  if (output == CodegenOutput::kOptimizedIr) {
+    std::string text;
+    llvm::raw_string_ostream ir(text);
+    module.print(ir, nullptr);
+    return std::vector<uint8_t>(text.begin(), text.end());
+  }
+
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen_pm;

@@ -15,10 +15,13 @@ class Module;
 
 namespace gatejit::compiler {
 
-enum class CodegenOutput { kObject, kAssembly };
+// kOptimizedIr: the module's text after the O3 pipeline, with no machine code
+// emitted (what `gatejit ir --stage llvm` prints).
+enum class CodegenOutput { kObject, kAssembly, kOptimizedIr };
 
 // Sets the triple and data layout, runs the O3 pipeline, and emits.
-// kObject on AMDGPU: ELF relocatable; kAssembly: AMDGPU asm or PTX text.
+// kObject on AMDGPU: ELF relocatable; kAssembly: AMDGPU asm or PTX text;
+// kOptimizedIr: LLVM IR text.
 StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output);
 
 // The LLVM version string compiled in (part of the compiler fingerprint).
