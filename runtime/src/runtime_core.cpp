@@ -82,10 +82,16 @@ StatusOr<Target> RuntimeCore::device_target(gatejit_device_kind_t kind, int ordi
   auto backend = backend_for(kind);
   if (!backend.ok()) return backend.status();
   if (ordinal < 0) return invalid_argument("device_ordinal = " + std::to_string(ordinal) + ": must be >= 0");
-  DeviceSlot *slot;
+  const int64_t key = (int64_t(kind) << 32) | uint32_t(ordinal);
+  DeviceSlot *slot = nullptr;
   {
-    std::lock_guard<std::mutex> lock(devices_mu_);
-    auto &s = devices_[(int64_t(kind) << 32) | uint32_t(ordinal)];
+    std::shared_lock lock(devices_mu_);
+    auto it = devices_.find(key);
+    if (it != devices_.end()) slot = it->second.get();
+  }
+  if (!slot) {
+    std::unique_lock lock(devices_mu_);
+    auto &s = devices_[key];
     if (!s) s = std::make_unique<DeviceSlot>();
     slot = s.get();
   }

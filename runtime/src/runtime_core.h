@@ -85,7 +85,7 @@ class RuntimeCore {
   RuntimeOptions options_;
   std::shared_mutex calls_mu_;
   std::unordered_map<CallKey, std::unique_ptr<Slot>, CallKeyHash> calls_;
-  std::mutex devices_mu_;
+  std::shared_mutex devices_mu_;  // shared for lookups: every call takes it
   std::unordered_map<int64_t, std::unique_ptr<DeviceSlot>> devices_;
   std::mutex modules_mu_;
   std::unordered_map<std::string, Module> modules_;  // "<backend>:<ordinal>:<binary key>"
