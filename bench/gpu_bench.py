@@ -13,6 +13,11 @@ Per configuration it times:
   floor          the bytes that must move (hidden, W and attn read, out written)
                  divided by the device-to-device copy bandwidth measured in this run
                  (a large torch copy, bytes read + written, median of several).
+  copy           a device-to-device copy that moves the same bytes (half read, half
+                 written), timed like the kernels: what one memory-bound kernel
+                 of this size costs in practice (launch, ramp-up and tail included).
+  gemv (forced)  for M <= 16 where the loader picks mma: the gemv template, from a
+                 second runtime created with GATEJIT_TEMPLATE=gemv (the crossover).
 
 Timing: every method is captured in a CUDA graph that makes R calls, each on its
 own set of tensors (hidden, W, attn, out), so that the weights rotate through at
@@ -80,7 +85,16 @@ def main() -> int:
     import torch.nn.functional as F
 
     sys.path.insert(0, str(REPO / "python"))
+    import os
     import gatejit
+
+    # A second runtime that must use gemv: the crossover between the templates
+    # is measured in the same run (GATEJIT_TEMPLATE is read at creation).
+    os.environ["GATEJIT_TEMPLATE"] = "gemv"
+    try:
+        gemv_rt = gatejit.Runtime()
+    finally:
+        del os.environ["GATEJIT_TEMPLATE"]
 
     if not torch.cuda.is_available():
         print("gpu_bench: no CUDA device", file=sys.stderr)
@@ -231,6 +245,28 @@ def main() -> int:
             row["gatejit_us"] = error_text(e)
             failures += 1
 
+        if m <= 16:
+            try:
+                path = gemv_rt.explain(hs[0], ws[0], ats[0], out=outs[0])
+                if not path.startswith("specialised gemv"):
+                    raise RuntimeError(f"the forced runtime took another path: {path}")
+                if not row.get("gatejit_path", "").startswith("specialised gemv"):
+                    row["gemv_us"], row["gemv_timing"] = measure(
+                        lambda i: gemv_rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i]), sets)
+            except Exception as e:  # noqa: BLE001
+                row["gemv_us"] = error_text(e)
+
+        # The same bytes through a plain copy (read half, write half), rotating too.
+        try:
+            half = row["bytes_moved"] // 2
+            copy_sets = max(MIN_SETS, math.ceil(ROTATE_BYTES / max(half, 1)))
+            srcs = [torch.empty(half, dtype=torch.uint8, device=device).fill_(1) for _ in range(copy_sets)]
+            dsts = [torch.empty(half, dtype=torch.uint8, device=device) for _ in range(copy_sets)]
+            row["copy_us"], row["copy_timing"] = measure(lambda i: dsts[i].copy_(srcs[i]), copy_sets)
+            del srcs, dsts
+        except Exception as e:  # noqa: BLE001
+            row["copy_us"] = error_text(e)
+
         try:
             row["torch_us"], row["torch_timing"] = measure(lambda i: torch_gate(hs[i], ws[i], ats[i]), sets)
         except Exception as e:  # noqa: BLE001
@@ -256,20 +292,23 @@ def main() -> int:
                     row["speedup_vs_" + key[:-3]] = row[key] / g
         results.append(row)
         log(f"M={m} N={n} K={k}: gatejit {fmt(row['gatejit_us'], '.2f')} µs, floor {row['floor_us']:.2f} µs, "
+            f"copy {fmt(row.get('copy_us'), '.2f')} µs, gemv {fmt(row.get('gemv_us', '-'), '.2f')} µs, "
             f"torch {fmt(row['torch_us'], '.2f')} µs, compile {fmt(row.get('compile_us'), '.2f')} µs")
         hs = ws = ats = outs = None  # free this configuration's tensors
         gc.collect()
         torch.cuda.empty_cache()
 
     # -- report -------------------------------------------------------------------------------
-    lines = ["| config | gatejit path | gatejit µs | floor µs | gatejit / floor | torch µs | torch.compile µs "
-             "| speedup vs torch | speedup vs compile |", "|" + "---|" * 9]
+    lines = ["| config | gatejit path | gatejit µs | floor µs | gatejit / floor | copy µs (same bytes) "
+             "| gemv µs (forced) | torch µs | torch.compile µs | speedup vs torch | speedup vs compile |",
+             "|" + "---|" * 11]
     for r in results:
         path = r.get("gatejit_path", "")
-        short = "gemv" if path.startswith("specialised gemv") else ("generic" if path.startswith("generic") else "?")
+        short = next((t for t in ("gemv", "mma", "generic") if path.startswith(t) or path.startswith("specialised " + t)), "?")
         lines.append(
             f"| M={r['m']} N={r['n']} K={r['k']} | {short} | {fmt(r['gatejit_us'], '.2f')} | {r['floor_us']:.2f} "
-            f"| {fmt(r.get('ratio_to_floor', '-'), '.2f')} | {fmt(r['torch_us'], '.2f')} "
+            f"| {fmt(r.get('ratio_to_floor', '-'), '.2f')} | {fmt(r.get('copy_us', '-'), '.2f')} "
+            f"| {fmt(r.get('gemv_us', '-'), '.2f')} | {fmt(r['torch_us'], '.2f')} "
             f"| {fmt(r['compile_us'], '.2f')} | {fmt(r.get('speedup_vs_torch', '-'), '.2f')} "
             f"| {fmt(r.get('speedup_vs_compile', '-'), '.2f')} |")
     table = "\n".join(lines)

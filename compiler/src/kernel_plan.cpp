@@ -103,6 +103,93 @@ void plan_gemv(KernelPlan &p) {
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
 }
 
+// The mma tuning table (docs/perf-notes.md, v8 on). The tile shapes come from
+// the instruction: TILE_W weight rows per tile (mma.sync n8 on sm_90, MFMA n16
+// on gfx950), 16 hidden rows per tile. One wave: RT weight tiles x MT hidden
+// tiles, 1 / KSPLIT of the K steps.
+struct MmaTuning {
+  int64_t tile_w, h_loads, h_stride;  // from the instruction's fragment layout
+  int64_t rt, ksplit, unroll;
+};
+constexpr int64_t kMmaMaxHiddenTiles = 8;  // 128 hidden rows per block; grid y tiles the rest
+constexpr int64_t kMmaKStep = 32;          // K per step: two m16n8k16, or one 16x16x32
+
+MmaTuning mma_tuning(const Contract &c, int64_t mt) {
+  MmaTuning t;
+  if (target_is_amdgpu(c.target)) {
+    t = {16, 1, 16, 1, 4, 4};  // 4 waves of 64: the seed's 256-thread workgroup
+  } else {
+    t = {8, 2, 8, 1, 8, 4};  // 8 warps split K: 256 threads per 8 output columns
+  }
+  // Registers per step of loads: RT weight vectors and MT * H_LOADS hidden
+  // vectors, 4 registers each; keep UNROLL steps of them within ~64.
+  const int64_t live_h_loads = std::min(mt * t.h_loads, (c.m_max + t.h_stride - 1) / t.h_stride);
+  const int64_t regs_per_step = 4 * (t.rt + live_h_loads);
+  t.unroll = std::clamp<int64_t>(64 / regs_per_step, 1, t.unroll);
+  return t;
+}
+
+void plan_mma(KernelPlan &p) {
+  const Contract &c = p.contract;
+  const bool amd = target_is_amdgpu(c.target);
+  const int64_t wave = target_wave_size(c.target);
+  const int64_t mt = std::min<int64_t>((c.m_max + 15) / 16, kMmaMaxHiddenTiles);
+  const int64_t m_block = mt * 16;
+  MmaTuning t = mma_tuning(c, mt);
+  const int64_t s_all = (c.k + kMmaKStep - 1) / kMmaKStep;
+  const int64_t s_full = c.k / kMmaKStep;
+  const int64_t j_full = s_full / t.ksplit;
+  t.unroll = std::max<int64_t>(1, std::min(t.unroll, j_full));
+  const int64_t j_groups = j_full / t.unroll;
+  const int64_t groups = 1;
+  const int64_t tiles = t.rt * mt;
+  auto &P = p.params;
+  auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
+  set("WAVE", wave);
+  set("KSPLIT", t.ksplit);
+  set("GROUPS", groups);
+  set("BLOCK", wave * t.ksplit * groups);
+  set("RT", t.rt);
+  set("MT", mt);
+  set("TILES", tiles);
+  set("TILE_W", t.tile_w);
+  set("W_ROWS", t.rt * t.tile_w);
+  set("H_LOADS", t.h_loads);
+  set("H_STRIDE", t.h_stride);
+  set("M_BLOCK", m_block);
+  set("H_LIVE_ROWS", std::min(c.m_max, m_block));
+  set("KSTEP", kMmaKStep);
+  set("S_ALL", s_all);
+  set("UNROLL", t.unroll);
+  set("J_GROUPS", j_groups);
+  set("J_REM", j_groups * t.unroll);
+  set("J_ITERS", (s_all + t.ksplit - 1) / t.ksplit);
+  set("M_MAX", c.m_max);
+  set("N", c.n);
+  set("N_LAST", c.n - 1);
+  set("K", c.k);
+  set("LDH", c.ld_hidden);
+  set("LDW", c.ld_weight);
+  set("LDA", c.ld_attn);
+  set("LDO", c.ld_out);
+  set("H_SIZE", (c.m_max - 1) * c.ld_hidden + c.k);
+  set("W_SIZE", (c.n - 1) * c.ld_weight + c.k);
+  set("A_SIZE", (c.m_max - 1) * c.ld_attn + c.n);
+  set("O_SIZE", (c.m_max - 1) * c.ld_out + c.n);
+  set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
+  if (!amd) {
+    // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as vector<2xf16>.
+    const bool bf16 = c.dtype_out == DType::kBF16;
+    P["PAIRS_OP"] = bf16 ? "vector.bitcast" : "vector.shape_cast";
+    P["PAIRS_TYPE"] = bf16 ? "vector<4xi32>" : "vector<4x2xf16>";
+    P["PAIR"] = bf16 ? "i32" : "vector<2xf16>";
+    P["MMA_PTX_TYPES"] =
+        bf16 ? "multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>," : "";
+  }
+  p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.tile_w), false,
+                uint32_t(c.m_max > m_block ? m_block : 0)};
+}
+
 void plan_generic(KernelPlan &p) {
   p.params["BLOCK"] = fmt::format("{}", kGenericBlock);
   // Nominal extent: sizes arrive at launch; 2^40 elements bounds every index.
@@ -131,8 +218,11 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
                          activation_name(c.act), rounding_name(c.rounding));
   p.params["SYMBOL"] = p.symbol;
   p.params["T"] = mlir_type(c.dtype_out);
-  if (p.kind == TemplateKind::kGemv) plan_gemv(p);
-  else plan_generic(p);
+  switch (p.kind) {
+    case TemplateKind::kGemv: plan_gemv(p); break;
+    case TemplateKind::kMma: plan_mma(p); break;
+    default: plan_generic(p); break;
+  }
   return p;
 }
 
@@ -148,6 +238,7 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
     snippets.push_back(dot2_snippet(c));
     snippets.push_back(plan.params.at("COMBINE"));
   }
+  if (plan.kind == TemplateKind::kMma) snippets.push_back(target_is_amdgpu(c.target) ? "mma_gfx950" : "mma_sm90");
   std::string epilogue;
   for (const std::string &name : snippets) {
     auto text = template_text(name);

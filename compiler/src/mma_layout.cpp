@@ -26,6 +26,25 @@ Element amd_a(int lane, int i) { return {lane % 16, (lane / 16) * 8 + i}; }
 Element amd_b(int lane, int i) { return {(lane / 16) * 8 + i, lane % 16}; }
 Element amd_c(int lane, int i) { return {(lane / 16) * 4 + i, lane % 16}; }
 
+// sm_90 load scheme: lane 4g + t loads K [8t, 8t + 8) of weight row g and of
+// hidden rows g and g + 8. Instruction j takes pairs 2j and 2j + 1 of each
+// vector: A slots (a0..a7) = hidden g pair 2j, hidden g+8 pair 2j, hidden g
+// pair 2j+1, hidden g+8 pair 2j+1; B slots (b0..b3) = weight pairs 2j, 2j+1.
+int nv_w_row(int lane) { return lane >> 2; }
+int nv_h_row(int lane, int q) { return (lane >> 2) + 8 * q; }
+int nv_k_offset(int lane) { return (lane & 3) * 8; }
+int nv_a_load(int, int slot) { return (slot >> 1) & 1; }
+int nv_a_elem(int instr, int slot) { return (2 * instr + (slot >> 2)) * 2 + (slot & 1); }
+int nv_b_elem(int instr, int slot) { return (2 * instr + (slot >> 1)) * 2 + (slot & 1); }
+
+// gfx950 load scheme: the fragment is the load (lane l: K [8 (l / 16), +8) of
+// row l % 16 of both operands), one instruction per step.
+int amd_w_row(int lane) { return lane % 16; }
+int amd_h_row(int lane, int) { return lane % 16; }
+int amd_k_offset(int lane) { return (lane / 16) * 8; }
+int amd_a_load(int, int) { return 0; }
+int amd_elem(int, int slot) { return slot; }
+
 }  // namespace
 
 const MmaLayout &nvidia_m16n8k16() {
@@ -41,6 +60,14 @@ const MmaLayout &amdgpu_mfma_16x16x32() {
 
 const MmaLayout &mma_layout(Target target) {
   return target_is_amdgpu(target) ? amdgpu_mfma_16x16x32() : nvidia_m16n8k16();
+}
+
+const MmaLoadScheme &mma_load_scheme(Target target) {
+  static const MmaLoadScheme nv{&nvidia_m16n8k16(), 32, 2, 2, nv_w_row, nv_h_row, nv_k_offset,
+                                nv_a_load, nv_a_elem, nv_b_elem};
+  static const MmaLoadScheme amd{&amdgpu_mfma_16x16x32(), 32, 1, 1, amd_w_row, amd_h_row, amd_k_offset,
+                                 amd_a_load, amd_elem, amd_elem};
+  return target_is_amdgpu(target) ? amd : nv;
 }
 
 }  // namespace gatejit::compiler

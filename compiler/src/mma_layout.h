@@ -1,6 +1,8 @@
-// Lane-to-element layouts of the matrix-core instructions the planned `mma`
-// template (issue 6) will use, described once here and checked on the host
-// (tests/compiler/mma_layout_test.cpp), since no AMD GPU is reachable.
+// Lane-to-element layouts of the matrix-core instructions the `mma` template
+// uses, and the template's load scheme on top of them, described once here and
+// checked on the host (tests/compiler/mma_layout_test.cpp), since no AMD GPU
+// is reachable. templates/mma_sm90.mlir and mma_gfx950.mlir implement exactly
+// these functions in IR; the GPU suite runs the sm_90 one.
 //
 // For the gate epilogue, A is a tile of hidden (rows = M, padded to the tile),
 // B a tile of weight^T (K x N: column n of B is row n of weight), and C/D the
@@ -36,5 +38,27 @@ const MmaLayout &amdgpu_mfma_16x16x32();
 
 // The layout the mma template uses on `target`.
 const MmaLayout &mma_layout(Target target);
+
+// How the mma template feeds an instruction from 16-byte loads. Per K step of
+// `kstep` elements a lane loads 8 consecutive K elements, from offset
+// k_offset(lane), of weight row w_row(lane) and of hidden rows
+// h_row(lane, q) (q < h_loads). Those 8 values become fragment slots of
+// `instructions` consecutive instructions: slot i of instruction j's A takes
+// element a_elem(j, i) of hidden load a_load(j, i); slot i of B takes element
+// b_elem(j, i) of the weight vector. Any such assignment is a valid product as
+// long as A and B agree on which physical K sits in each logical K slot: the
+// host test checks that by simulation.
+struct MmaLoadScheme {
+  const MmaLayout *layout;
+  int kstep, instructions, h_loads;
+  int (*w_row)(int lane);
+  int (*h_row)(int lane, int q);
+  int (*k_offset)(int lane);
+  int (*a_load)(int instr, int slot);
+  int (*a_elem)(int instr, int slot);
+  int (*b_elem)(int instr, int slot);
+};
+
+const MmaLoadScheme &mma_load_scheme(Target target);
 
 }  // namespace gatejit::compiler

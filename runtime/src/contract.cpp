@@ -55,6 +55,7 @@ const char *template_name(TemplateKind t) {
   switch (t) {
     case TemplateKind::kAuto: return "auto";
     case TemplateKind::kGemv: return "gemv";
+    case TemplateKind::kMma: return "mma";
     case TemplateKind::kGeneric: return "generic";
   }
   return "?";
@@ -92,8 +93,9 @@ StatusOr<Rounding> parse_rounding(std::string_view s) {
 StatusOr<TemplateKind> parse_template(std::string_view s) {
   if (s == "auto") return TemplateKind::kAuto;
   if (s == "gemv") return TemplateKind::kGemv;
+  if (s == "mma") return TemplateKind::kMma;
   if (s == "generic") return TemplateKind::kGeneric;
-  return invalid_argument("template = " + quoted(s) + ": allowed templates are auto, gemv, generic");
+  return invalid_argument("template = " + quoted(s) + ": allowed templates are auto, gemv, mma, generic");
 }
 
 Status validate(const Contract &c) {
@@ -129,6 +131,8 @@ Status validate(const Contract &c) {
                             ") and 256");
   if (c.template_kind == TemplateKind::kGemv && c.dtype_out == DType::kF32)
     return invalid_argument("template = gemv: the gemv template takes bf16 or f16, not f32");
+  if (c.template_kind == TemplateKind::kMma && c.dtype_out == DType::kF32)
+    return invalid_argument("template = mma: the mma template takes bf16 or f16, not f32");
   return Status::Ok();
 }
 

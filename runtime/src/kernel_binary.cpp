@@ -59,6 +59,7 @@ std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
       {"block_x", kb.geometry.block_x},
       {"n_per_block", kb.geometry.n_per_block},
       {"grid_y_is_m", kb.geometry.grid_y_is_m},
+      {"m_per_block", kb.geometry.m_per_block},
       {"toolchain", kb.toolchain},
       {"report", kb.report_json},
   };
@@ -110,6 +111,8 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     kb.geometry.block_x = meta.at("block_x").get<uint32_t>();
     kb.geometry.n_per_block = meta.at("n_per_block").get<uint32_t>();
     kb.geometry.grid_y_is_m = meta.at("grid_y_is_m").get<bool>();
+    // Added with the mma template; entries written before it have one grid row.
+    kb.geometry.m_per_block = meta.value("m_per_block", uint32_t(0));
     kb.toolchain = meta.at("toolchain").get<std::string>();
     kb.report_json = meta.at("report").get<std::string>();
   } catch (const nlohmann::json::exception &e) {

@@ -13,18 +13,43 @@ std::string basename_of(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The specialised contracts that can serve `c`, best first.
+// Dynamic-M buckets: one kernel compiled for m_max = B serves every M <= B.
+// gemv has one (16); mma one per power of two from 16 to 128.
+constexpr int64_t kMmaBuckets[] = {16, 32, 64, 128};
+
+std::string label(TemplateKind kind) { return std::string("specialised ") + template_name(kind); }
+
+Contract as_bucket(const Contract &c, TemplateKind kind, int64_t m_max) {
+  Contract b = c;
+  b.template_kind = kind;
+  b.m_dynamic = true;
+  b.m = 0;
+  b.m_max = m_max;
+  return b;
+}
+
+// The specialised contracts that can serve `c`, best first: the exact
+// contract, the chosen template's bucket, then (M <= 16) the other template's
+// bucket, so a bundle with either dynamic-M kernel serves every decode M.
 std::vector<std::pair<Contract, std::string>> specialised_candidates(const TemplateChoice &choice) {
   std::vector<std::pair<Contract, std::string>> out;
-  out.push_back({choice.contract, "specialised gemv"});
   const Contract &c = choice.contract;
-  // The bucket serves every M <= 16, unless the candidate is the bucket itself.
-  if (!(c.m_dynamic && c.m_max == kGemvMaxM)) {
-    Contract bucket = c;
-    bucket.m_dynamic = true;
-    bucket.m = 0;
-    bucket.m_max = kGemvMaxM;
-    out.push_back({bucket, "specialised gemv (dynamic-M bucket, m_max " + std::to_string(kGemvMaxM) + ")"});
+  out.push_back({c, label(choice.kind)});
+  auto add_bucket = [&](TemplateKind kind, int64_t m_max) {
+    if (c.m_dynamic && c.m_max == m_max && c.template_kind == kind) return;  // the candidate itself
+    out.push_back({as_bucket(c, kind, m_max),
+                   label(kind) + " (dynamic-M bucket, m_max " + std::to_string(m_max) + ")"});
+  };
+  int64_t mma_bucket = 0;
+  for (int64_t b : kMmaBuckets)
+    if (c.m_max <= b) { mma_bucket = b; break; }
+  const bool mma_ok = c.target != Target::kGfx942;
+  if (choice.kind == TemplateKind::kGemv) {
+    add_bucket(TemplateKind::kGemv, kGemvMaxM);
+    if (mma_ok) add_bucket(TemplateKind::kMma, kGemvMaxM);
+  } else {
+    if (mma_bucket) add_bucket(TemplateKind::kMma, mma_bucket);
+    if (c.m_max <= kGemvMaxM) add_bucket(TemplateKind::kGemv, kGemvMaxM);
   }
   return out;
 }
@@ -133,7 +158,7 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
   auto choice = choose_template(c);
   if (!choice.ok()) return choice.status();
   std::vector<std::string> misses;
-  if (choice->kind == TemplateKind::kGemv) {
+  if (choice->kind != TemplateKind::kGeneric) {
     const auto candidates = specialised_candidates(*choice);
     for (const auto &[candidate, what] : candidates) {
       auto r = lookup(candidate, mode, what);

@@ -47,6 +47,7 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
     for (auto &p : split_paths(o->bundle_path)) r.bundles.push_back(p);
   }
   for (auto &p : split_paths(std::getenv("GATEJIT_BUNDLE_PATH"))) r.bundles.push_back(p);
+  if (const char *t = std::getenv("GATEJIT_TEMPLATE")) r.template_override = t;
   return r;
 }
 
@@ -67,6 +68,11 @@ RuntimeCore::~RuntimeCore() {
 }
 
 Status RuntimeCore::init() {
+  if (!options_.template_override.empty()) {
+    auto kind = parse_template(options_.template_override);
+    if (!kind.ok()) return invalid_argument("GATEJIT_TEMPLATE: " + kind.status().message());
+    template_kind_ = *kind;
+  }
   for (const std::string &path : options_.bundles) GATEJIT_RETURN_IF_ERROR(resolver_.add_bundle(path));
   return Status::Ok();
 }
@@ -134,6 +140,7 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
   if (!target.ok()) return target.status();
   auto contract = derive_contract(args, *target);
   if (!contract.ok()) return contract.status();
+  contract->template_kind = template_kind_;
   const CallKey key{*contract, int(args.device_kind), args.device_ordinal};
   Slot *slot = nullptr;
   {
@@ -173,7 +180,8 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   void *params[kKernelArgCount] = {&hidden, &weight, &attn, &out, &m, &n, &kk, &ldh, &ldw, &lda, &ldo};
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
-    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), 1, 1}, block, args.stream, params);
+    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), 1}, block, args.stream,
+                             params);
   }
   // One grid row per output row: at most 65535 rows a launch (the grid's y
   // limit), so a long prefill is several launches over row ranges.
@@ -196,6 +204,7 @@ StatusOr<std::string> RuntimeCore::explain(const gatejit_gate_args_t &args) {
   if (!target.ok()) return target.status();
   auto contract = derive_contract(args, *target);
   if (!contract.ok()) return contract.status();
+  contract->template_kind = template_kind_;
   return resolver_.explain(*contract);
 }
 

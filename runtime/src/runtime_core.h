@@ -21,6 +21,9 @@ namespace gatejit {
 struct RuntimeOptions {
   ResolverOptions resolver;
   std::vector<std::string> bundles;
+  // GATEJIT_TEMPLATE: auto (default), or a template every call must use (for
+  // A/B comparisons and for testing a template where auto would pick another).
+  std::string template_override;
 };
 
 // Options from the C struct (may be null) and the environment.
@@ -83,6 +86,7 @@ class RuntimeCore {
 
   Resolver resolver_;
   RuntimeOptions options_;
+  TemplateKind template_kind_ = TemplateKind::kAuto;  // from GATEJIT_TEMPLATE, set by init()
   std::shared_mutex calls_mu_;
   std::unordered_map<CallKey, std::unique_ptr<Slot>, CallKeyHash> calls_;
   std::shared_mutex devices_mu_;  // shared for lookups: every call takes it

@@ -5,13 +5,11 @@
 namespace gatejit {
 namespace {
 
-// Returns why gemv cannot serve `c`, or nothing when it can.
-std::optional<std::string> gemv_refusal(const Contract &c) {
+// Why a specialised template (gemv or mma: both stream 16-byte vectors)
+// cannot serve `c`'s layout, or nothing when it can.
+std::optional<std::string> vector_layout_refusal(const Contract &c, const char *tmpl) {
   const int64_t eb = dtype_bytes(c.dtype_out);
-  if (c.dtype_out == DType::kF32) return "dtype f32: gemv takes bf16 or f16";
-  if (c.m_max > kGemvMaxM)
-    return "m_max = " + std::to_string(c.m_max) + " exceeds the gemv limit of " +
-           std::to_string(kGemvMaxM);
+  if (c.dtype_out == DType::kF32) return std::string("dtype f32: ") + tmpl + " takes bf16 or f16";
   if ((c.ld_hidden * eb) % 16 != 0)
     return "leading dimension ld_hidden = " + std::to_string(c.ld_hidden) + " is not 16-byte aligned";
   if ((c.ld_weight * eb) % 16 != 0)
@@ -22,12 +20,41 @@ std::optional<std::string> gemv_refusal(const Contract &c) {
   // After the strides: a misaligned stride also lowers the provable alignment,
   // and the stride is the more useful thing to name.
   if (c.align < 16)
-    return "align = " + std::to_string(c.align) +
-           ": gemv needs 16-byte aligned base pointers (16-byte vector loads)";
+    return "align = " + std::to_string(c.align) + ": " + tmpl +
+           " needs 16-byte aligned base pointers (16-byte vector loads)";
   return std::nullopt;
 }
 
+std::optional<std::string> gemv_refusal(const Contract &c) {
+  if (c.m_max > kGemvMaxM)
+    return "m_max = " + std::to_string(c.m_max) + " exceeds the gemv limit of " + std::to_string(kGemvMaxM);
+  return vector_layout_refusal(c, "gemv");
+}
+
+std::optional<std::string> mma_refusal(const Contract &c) {
+  if (c.target == Target::kGfx942)
+    return std::string("target gfx942: the mma template uses the 16x16x32 bf16/f16 MFMA, which is gfx950's");
+  return vector_layout_refusal(c, "mma");
+}
+
+TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string reason) {
+  TemplateChoice choice;
+  choice.kind = kind;
+  choice.reason = std::move(reason);
+  choice.contract = c;
+  choice.contract.template_kind = kind;
+  return choice;
+}
+
 }  // namespace
+
+bool mma_preferred(Target target, int64_t m_max) {
+  // sm_90: the matrix path wins from M = 2 on (docs/perf-notes.md, v8); gfx9xx
+  // keeps gemv for M <= 16 (the seed's structure, the decode-path code checks;
+  // unmeasured there: no AMD GPU is reachable).
+  if (target == Target::kSm90) return m_max >= 2;
+  return m_max > kGemvMaxM;
+}
 
 Contract generic_contract_for(const Contract &c) {
   Contract g = c;
@@ -36,26 +63,41 @@ Contract generic_contract_for(const Contract &c) {
 }
 
 StatusOr<TemplateChoice> choose_template(const Contract &c) {
-  TemplateChoice choice;
   if (c.template_kind == TemplateKind::kGeneric) {
+    TemplateChoice choice;
     choice.kind = TemplateKind::kGeneric;
     choice.reason = "generic: requested by the contract";
     choice.contract = generic_contract_for(c);
     return choice;
   }
-  const std::optional<std::string> refusal = gemv_refusal(c);
-  if (!refusal) {
-    choice.kind = TemplateKind::kGemv;
-    choice.reason = "specialised gemv: M <= " + std::to_string(kGemvMaxM) +
-                    ", 16-byte aligned rows, K a whole number of 16-byte vectors";
-    choice.contract = c;
-    choice.contract.template_kind = TemplateKind::kGemv;
-    return choice;
+  const std::optional<std::string> gemv_no = gemv_refusal(c);
+  const std::optional<std::string> mma_no = mma_refusal(c);
+  if (c.template_kind == TemplateKind::kGemv) {
+    if (gemv_no) return invalid_argument("template = gemv cannot serve this contract: " + *gemv_no);
+    return specialised(TemplateKind::kGemv, c, "specialised gemv: requested by the contract");
   }
-  if (c.template_kind == TemplateKind::kGemv)
-    return invalid_argument("template = gemv cannot serve this contract: " + *refusal);
+  if (c.template_kind == TemplateKind::kMma) {
+    if (mma_no) return invalid_argument("template = mma cannot serve this contract: " + *mma_no);
+    return specialised(TemplateKind::kMma, c, "specialised mma: requested by the contract");
+  }
+  const bool want_mma = mma_preferred(c.target, c.m_max);
+  if (want_mma && !mma_no)
+    return specialised(TemplateKind::kMma, c,
+                       std::string("specialised mma: M") + (c.m_dynamic ? "_max" : "") + " = " +
+                           std::to_string(c.m_max) + " on " + target_name(c.target) +
+                           " runs on the matrix cores, 16-byte aligned rows, K a whole number of 16-byte vectors");
+  if (!gemv_no)
+    return specialised(TemplateKind::kGemv, c,
+                       "specialised gemv: M <= " + std::to_string(kGemvMaxM) +
+                           ", 16-byte aligned rows, K a whole number of 16-byte vectors");
+  TemplateChoice choice;
   choice.kind = TemplateKind::kGeneric;
-  choice.reason = "generic: " + *refusal;
+  // Why neither specialised template serves it: the one auto would have
+  // preferred first, each reason once.
+  std::string why = want_mma ? mma_no.value_or("") : gemv_no.value_or("");
+  const std::string other = want_mma ? gemv_no.value_or("") : mma_no.value_or("");
+  if (!other.empty() && other != why) why += (why.empty() ? "" : "; ") + other;
+  choice.reason = "generic: " + why;
   choice.contract = generic_contract_for(c);
   return choice;
 }

@@ -269,6 +269,64 @@ INSTANTIATE_TEST_SUITE_P(Amdgpu, SeedGemvCode,
                                   std::to_string(info.param.second);
                          });
 
+// The mma template's gfx950 code (issue 6): MFMA 16x16x32 instructions, one
+// per (hidden tile, step) in the unrolled loop; every weight and hidden load
+// 16 bytes wide; no scratch; LDS (the K-split partials only) within gfx950's
+// 160 KiB; and the VGPR count that sets the occupancy docs/templates.md states.
+class MmaGfx950Code : public testing::TestWithParam<std::pair<DType, int64_t>> {};
+
+TEST_P(MmaGfx950Code, MfmaVectorLoadsNoScratch) {
+  Contract c = seed();
+  c.target = Target::kGfx950;
+  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = GetParam().first;
+  c.m = GetParam().second;
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const nlohmann::json &r = compiled->report;
+  ASSERT_EQ(r.value("template", ""), "mma") << r.value("reason", "");
+  TempDir dir;
+  const fs::path hsaco = dir / "mma.hsaco";
+  write_bytes(hsaco, compiled->binary.code);
+  const CommandResult dis = run(tool("llvm-objdump") + " -d --mcpu=gfx950 " + hsaco.string());
+  ASSERT_EQ(dis.rc, 0) << dis.out;
+  const std::string mfma = c.dtype_out == DType::kBF16 ? "v_mfma_f32_16x16x32_bf16" : "v_mfma_f32_16x16x32_f16";
+  const int64_t hidden_tiles = std::min<int64_t>((c.m + 15) / 16, 8);
+  EXPECT_GE(count_mnemonic(dis.out, mfma), hidden_tiles) << "no " << mfma << " in\n" << dis.out;
+  EXPECT_EQ(count_mnemonic(dis.out, mfma), histogram_count(r, mfma));
+  // Operands: 16-byte loads only; the narrow loads are the epilogue's attn
+  // reads (4 accumulator elements per lane and hidden tile).
+  EXPECT_GT(histogram_count(r, "global_load_dwordx4"), 0);
+  EXPECT_LE(narrow_global_loads(r), 4 * hidden_tiles) << r["instructions"].dump();
+  const nlohmann::json &k = r["kernels"][0];
+  EXPECT_EQ(k.value("scratch_bytes", -1), 0);
+  EXPECT_EQ(k.value("vgpr_spill_count", -1), 0);
+  EXPECT_GT(k.value("lds_bytes", 0), 0);             // the K-split partials
+  EXPECT_LE(k.value("lds_bytes", 1 << 30), 160 * 1024);  // gfx950 LDS per workgroup
+  // At most 128 VGPRs (arch + acc): at least 4 waves per SIMD.
+  EXPECT_LE(k.value("vgpr_count", 1000) + k.value("agpr_count", 0), 128) << k.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Gfx950, MmaGfx950Code,
+                         testing::Values(std::pair{DType::kBF16, int64_t(32)}, std::pair{DType::kBF16, int64_t(128)},
+                                         std::pair{DType::kF16, int64_t(64)}, std::pair{DType::kBF16, int64_t(512)}),
+                         [](const auto &info) {
+                           return std::string(dtype_name(info.param.first)) + "_m" + std::to_string(info.param.second);
+                         });
+
+// sm_90's mma kernel: mma.sync m16n8k16 with the dtype's operand type, 16-byte
+// operand loads.
+TEST(PtxCode, MmaUsesMmaSync) {
+  Contract c = seed();
+  c.target = Target::kSm90;
+  c.m = 8;
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  ASSERT_EQ(compiled->report.value("template", ""), "mma");
+  const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+  EXPECT_THAT(ptx, HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+  EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.global[.\w]*\.v4\.(b|u|f)32)"));
+}
+
 // The sm_90 seed kernel is PTX that names its target and entry, with 16-byte
 // vector loads (ld.global.v4.b32 / v2.b64 family) for the operands.
 TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {

@@ -61,13 +61,20 @@ struct MatrixCase {
     return c;
   }
 
-  // The documented gemv rule (template_choice.h / docs/templates.md): M <= 16,
-  // 16-byte aligned rows, K a whole number of 16-byte vectors.
-  bool expect_gemv() const {
-    if (tmpl == TemplateKind::kGeneric) return false;
+  // The documented rule (docs/templates.md): both specialised templates need
+  // 16-byte aligned rows and K a whole number of 16-byte vectors; then mma on
+  // sm_90 from M = 2 and on gfx950 above M = 16 (gfx942 has no mma), gemv
+  // for the rest of M <= 16, generic otherwise.
+  std::string expected_template() const {
+    if (tmpl == TemplateKind::kGeneric) return "generic";
+    if (tmpl == TemplateKind::kGemv) return "gemv";  // forced (only where it can serve)
     const int64_t eb = dtype_bytes(dtype);
     const int64_t ld = shape.k + shape.ld_pad;
-    return (m == 0 ? 16 : m) <= kGemvMaxM && (ld * eb) % 16 == 0 && (shape.k * eb) % 16 == 0;
+    if ((ld * eb) % 16 != 0 || (shape.k * eb) % 16 != 0) return "generic";
+    const int64_t m_max = m == 0 ? 16 : m;
+    if (target == Target::kSm90 && m_max >= 2) return "mma";
+    if (target == Target::kGfx950 && m_max > 16) return "mma";
+    return m_max <= 16 ? "gemv" : "generic";
   }
 };
 
@@ -99,7 +106,7 @@ std::string group_name(const testing::TestParamInfo<MatrixGroup> &info) {
 
 std::vector<MatrixGroup> build_matrix() {
   const Target targets[] = {Target::kGfx950, Target::kGfx942, Target::kSm90};
-  const int64_t ms[] = {1, 2, 4, 8, 16, 0};
+  const int64_t ms[] = {1, 2, 4, 8, 16, 0, 32, 128, 300};
   const Shape shapes[] = {{1536, 7168}, {3072, 7168}, {12288, 7168}, {4096, 2048}, {1000, 1000}, {1536, 7168, 2}};
   std::vector<MatrixGroup> groups;
   for (Target t : targets)
@@ -122,7 +129,7 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   EXPECT_EQ(kb.toolchain, compiler::fingerprint());
 
   // Template choice: auto picks gemv exactly where the documented rule allows.
-  const std::string expected_template = p.expect_gemv() ? "gemv" : "generic";
+  const std::string expected_template = p.expected_template();
   EXPECT_EQ(r.value("template", ""), expected_template) << r.value("reason", "");
   const std::string reason = r.value("reason", "");
   EXPECT_FALSE(reason.empty());
@@ -137,7 +144,13 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   if (!r.contains("grid") || !r.contains("workgroup_size")) return {};
   const int64_t m_launch = p.m == 0 ? 16 : p.m;
   EXPECT_GE(int64_t(r["grid"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
-  EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y_is_m ? uint32_t(m_launch) : 1u);
+  EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
+  // Grid rows cover M: one per row (generic), one per 128 hidden rows (mma
+  // past one block's rows), or a single one.
+  const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
+                                 : expected_template == "mma" && m_launch > 128 ? uint32_t((m_launch + 127) / 128)
+                                                                                : 1u;
+  EXPECT_EQ(r["grid"][1].get<uint32_t>(), expected_rows);
   EXPECT_EQ(r["workgroup_size"][0].get<uint32_t>(), kb.geometry.block_x);
   EXPECT_EQ(kb.geometry.block_x % target_wave_size(p.target), 0u);
 
@@ -198,11 +211,18 @@ TEST_P(CompileMatrix, EveryDtypeActAndTemplateProducesACodeObject) {
     // is a different (specialised) kernel.
     if (!auto_code.empty() && !generic_code.empty()) {
       SCOPED_TRACE(case_name(auto_case));
-      if (auto_case.expect_gemv()) {
+      if (auto_case.expected_template() != "generic") {
         EXPECT_NE(auto_code, generic_code);
       } else {
         EXPECT_EQ(auto_code, generic_code);
       }
+    }
+    // Where auto picks mma for a decode M, gemv must still compile when forced
+    // (it is the gfx9xx decode template and the A/B reference).
+    if (auto_case.expected_template() == "mma" && (g.m == 0 || g.m <= kGemvMaxM)) {
+      const MatrixCase gemv_case{g.target, g.m, g.shape, dtype, act, TemplateKind::kGemv};
+      SCOPED_TRACE(case_name(gemv_case));
+      check_case(gemv_case);
     }
   }
 }

@@ -86,6 +86,66 @@ TEST_P(MmaLayoutTest, FragmentSimulationReproducesTheProduct) {
     }
 }
 
+// The template's load scheme: every lane loads 16-byte runs of its rows, the
+// runs are handed to the instructions as the scheme says, and the summed
+// accumulators (mapped back through the C layout) equal hidden . weight^T over
+// the whole K step, for every element of the tile.
+class MmaLoadSchemeTest : public ::testing::TestWithParam<Target> {};
+
+TEST_P(MmaLoadSchemeTest, SchemeReproducesTheTileProduct) {
+  const MmaLoadScheme &s = mma_load_scheme(GetParam());
+  const MmaLayout &l = *s.layout;
+  ASSERT_EQ(s.instructions * l.k, s.kstep);
+  const int hidden_rows = l.m, weight_rows = l.n;
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> small(-8, 8);
+  std::vector<float> H(size_t(hidden_rows * s.kstep)), W(size_t(weight_rows * s.kstep));
+  for (auto &x : H) x = float(small(rng));
+  for (auto &x : W) x = float(small(rng));
+
+  // Loads: 8 consecutive K elements per row; every (row, k) loaded once per operand.
+  std::vector<int> h_seen(H.size(), 0), w_seen(W.size(), 0);
+  auto h_vec = [&](int lane, int q, int e) {
+    return H[size_t(s.h_row(lane, q) * s.kstep + s.k_offset(lane) + e)];
+  };
+  auto w_vec = [&](int lane, int e) { return W[size_t(s.w_row(lane) * s.kstep + s.k_offset(lane) + e)]; };
+  for (int lane = 0; lane < l.lanes; ++lane)
+    for (int e = 0; e < 8; ++e) {
+      ++w_seen[size_t(s.w_row(lane) * s.kstep + s.k_offset(lane) + e)];
+      for (int q = 0; q < s.h_loads; ++q) ++h_seen[size_t(s.h_row(lane, q) * s.kstep + s.k_offset(lane) + e)];
+    }
+  for (size_t i = 0; i < H.size(); ++i) EXPECT_EQ(h_seen[i], 1) << "hidden element " << i;
+  for (size_t i = 0; i < W.size(); ++i) EXPECT_EQ(w_seen[i], 1) << "weight element " << i;
+
+  // Each instruction from the fragments alone, through the layout's inverse.
+  std::vector<float> C(size_t(hidden_rows * weight_rows), 0.0f);
+  for (int j = 0; j < s.instructions; ++j) {
+    std::vector<float> A(size_t(l.m * l.k)), B(size_t(l.k * l.n));
+    for (int lane = 0; lane < l.lanes; ++lane) {
+      for (int i = 0; i < l.a_per_lane; ++i) {
+        const Element e = l.a(lane, i);
+        A[size_t(e.row * l.k + e.col)] = h_vec(lane, s.a_load(j, i), s.a_elem(j, i));
+      }
+      for (int i = 0; i < l.b_per_lane; ++i) {
+        const Element e = l.b(lane, i);
+        B[size_t(e.row * l.n + e.col)] = w_vec(lane, s.b_elem(j, i));
+      }
+    }
+    for (int r = 0; r < l.m; ++r)
+      for (int c = 0; c < l.n; ++c)
+        for (int k = 0; k < l.k; ++k) C[size_t(r * l.n + c)] += A[size_t(r * l.k + k)] * B[size_t(k * l.n + c)];
+  }
+  for (int r = 0; r < hidden_rows; ++r)
+    for (int c = 0; c < weight_rows; ++c) {
+      float ref = 0;
+      for (int k = 0; k < s.kstep; ++k) ref += H[size_t(r * s.kstep + k)] * W[size_t(c * s.kstep + k)];
+      ASSERT_EQ(C[size_t(r * l.n + c)], ref) << "hidden row " << r << ", weight row " << c;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, MmaLoadSchemeTest, ::testing::Values(Target::kSm90, Target::kGfx950),
+                         [](const auto &info) { return std::string(target_name(info.param)); });
+
 TEST(MmaLayout, TargetsPickTheirInstruction) {
   EXPECT_EQ(&mma_layout(Target::kSm90), &nvidia_m16n8k16());
   EXPECT_EQ(&mma_layout(Target::kGfx950), &amdgpu_mfma_16x16x32());

@@ -82,6 +82,10 @@ void PrintTo(const Case &c, std::ostream *os) { *os << case_name(c); }
 
 class GpuTest : public ::testing::Test {
  protected:
+  // A template every call of this fixture must use (GATEJIT_TEMPLATE), or
+  // null for the loader's own choice.
+  virtual const char *forced_template() const { return nullptr; }
+
   void SetUp() override {
     std::string why;
     if (!driver(&why)) GTEST_SKIP() << "no GPU: " << why;
@@ -92,7 +96,10 @@ class GpuTest : public ::testing::Test {
     options.bundle_path = bundle;
     options.disable_jit = 1;
     options.disable_cache = 1;
-    ASSERT_EQ(expect_ok(gatejit_runtime_create(&options, &rt_)), "");
+    if (const char *t = forced_template()) setenv("GATEJIT_TEMPLATE", t, 1);
+    const std::string created = expect_ok(gatejit_runtime_create(&options, &rt_));
+    unsetenv("GATEJIT_TEMPLATE");
+    ASSERT_EQ(created, "");
   }
   void TearDown() override { gatejit_runtime_destroy(rt_); }
 
@@ -190,7 +197,11 @@ class GpuTest : public ::testing::Test {
 
 // --- The compiler matrix on sm_90 -------------------------------------------
 
-class GemvMatrix : public GpuTest, public ::testing::WithParamInterface<Case> {};
+// gemv is forced: on sm_90 the loader picks mma from M = 2 on, but gemv is
+// the decode template of gfx9xx for every M <= 16 and must stay correct.
+class GemvMatrix : public GpuTest, public ::testing::WithParamInterface<Case> {
+  const char *forced_template() const override { return "gemv"; }
+};
 TEST_P(GemvMatrix, MatchesBoundaryReference) { run_and_check(GetParam()); }
 
 std::vector<Case> gemv_cases() {
@@ -217,14 +228,55 @@ std::vector<Case> gemv_cases() {
 INSTANTIATE_TEST_SUITE_P(Sm90, GemvMatrix, ::testing::ValuesIn(gemv_cases()),
                          [](const auto &info) { return case_name(info.param); });
 
-// Dynamic M: the bundle's m_max = 16 bucket serves M values it has no exact kernel for.
+// --- The mma template, as the loader chooses it (M >= 2 on sm_90) -------------
+
+class MmaMatrix : public GpuTest, public ::testing::WithParamInterface<Case> {};
+TEST_P(MmaMatrix, MatchesBoundaryReference) { run_and_check(GetParam()); }
+
+std::vector<Case> mma_cases() {
+  std::vector<Case> cases;
+  const std::string mma = "specialised mma";
+  // The seed shape: every M bucket (one and several hidden tiles), both
+  // dtypes and activations, in place or not.
+  for (int64_t m : {2, 4, 8, 16, 32, 64, 128})
+    for (DType d : {DType::kBF16, DType::kF16})
+      for (bool in_place : {false, true}) {
+        const Activation a = (m / 2 + int(in_place)) % 2 ? Activation::kSilu : Activation::kSigmoid;
+        cases.push_back({m, 1536, 7168, d, a, Rounding::kBoundary, in_place, 0, 0, mma});
+      }
+  // Grid y tiles M past 128 hidden rows; the last tile is partial.
+  cases.push_back({512, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({300, 1003, 1000, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
+  cases.push_back({2048, 256, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  // K = 1000: the last 32-element step is partial (lanes past K load zeros);
+  // N = 1003: the last weight tile is partial.
+  for (int64_t m : {3, 16, 40}) cases.push_back({m, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 3, 0, 0, mma});
+  // K = 1088: 34 steps over 8 warps: some warps have a step more than others.
+  for (int64_t m : {2, 24}) cases.push_back({m, 1000, 1088, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  // Padded leading dimensions that keep 16-byte rows.
+  for (int64_t m : {4, 64}) cases.push_back({m, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 8, 0, mma});
+  // The other shapes of the decode benchmark.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{3072, 7168}, {12288, 7168}, {4096, 2048}})
+    for (int64_t m : {2, 16, 64}) cases.push_back({m, n, k, m == 16 ? DType::kF16 : DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 16, 0, 0, mma});
+  // Fused rounding policy.
+  for (int64_t m : {8, 64}) cases.push_back({m, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kFused, false, 0, 0, mma});
+  return cases;
+}
+INSTANTIATE_TEST_SUITE_P(Sm90, MmaMatrix, ::testing::ValuesIn(mma_cases()),
+                         [](const auto &info) { return case_name(info.param); });
+
+// Dynamic M: the bundle's dynamic-M buckets (gemv and mma m_max = 16; mma
+// m_max = 32, 64, 128) serve M values it has no exact kernel for.
 class DynamicM : public GpuTest, public ::testing::WithParamInterface<Case> {};
 TEST_P(DynamicM, BucketServesEveryM) { run_and_check(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Sm90, DynamicM,
                          ::testing::Values(Case{3, 4096, 2048, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "dynamic-M bucket"},
                                            Case{5, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, "dynamic-M bucket"},
                                            Case{7, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, "dynamic-M bucket"},
-                                           Case{13, 4096, 2048, DType::kF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "dynamic-M bucket"}),
+                                           Case{13, 4096, 2048, DType::kF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "dynamic-M bucket"},
+                                           Case{20, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 32"},
+                                           Case{33, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, "mma (dynamic-M bucket, m_max 64"},
+                                           Case{100, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 128"}),
                          [](const auto &info) { return case_name(info.param); });
 
 // The generic template, chosen by the loader for contracts gemv refuses.
@@ -242,8 +294,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{5, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 6, 0, "generic (leading dimension"},
         // Base pointers only 2-byte aligned.
         Case{2, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 2, "generic (align = 2"},
-        // M beyond the gemv limit.
-        Case{32, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "generic (m_max = 32"},
+        // M = 32 with 2-byte aligned rows: neither gemv nor mma.
+        Case{32, 1536, 7170, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "generic (leading dimension"},
         // f32 storage.
         Case{4, 1000, 999, DType::kF32, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "generic (dtype f32"}),
     [](const auto &info) { return case_name(info.param); });

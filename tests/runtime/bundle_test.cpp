@@ -53,7 +53,7 @@ KernelBinary make_kernel(Target target, int64_t n, size_t code_size) {
   kb.target = target;
   kb.format = target_is_amdgpu(target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
   kb.symbol = "gatejit_gate_" + std::to_string(n);
-  kb.geometry = {256, 64, false};
+  kb.geometry = {256, 64, false, n % 3 == 0 ? 128u : 0u};  // grid-y tiling for some
   kb.toolchain = "test-toolchain";
   kb.report_json = R"({"vgprs": 32})";
   // Repetitive, so zstd has something to gain.
@@ -90,6 +90,7 @@ void expect_same(const KernelBinary &a, const KernelBinary &b) {
   EXPECT_EQ(a.geometry.block_x, b.geometry.block_x);
   EXPECT_EQ(a.geometry.n_per_block, b.geometry.n_per_block);
   EXPECT_EQ(a.geometry.grid_y_is_m, b.geometry.grid_y_is_m);
+  EXPECT_EQ(a.geometry.m_per_block, b.geometry.m_per_block);
   EXPECT_EQ(a.toolchain, b.toolchain);
   EXPECT_EQ(a.report_json, b.report_json);
   EXPECT_EQ(a.code, b.code);

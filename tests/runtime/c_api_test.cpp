@@ -2,6 +2,7 @@
 // and a launch says exactly what is missing instead of crashing.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "gatejit/gatejit.h"
@@ -70,6 +71,20 @@ TEST(CApi, MissingBundleIsAClearError) {
   gatejit_runtime_t rt = nullptr;
   const std::string m = take(gatejit_runtime_create(&o, &rt));
   EXPECT_NE(m.find("/nonexistent/kernels.gjb"), std::string::npos) << m;
+  EXPECT_EQ(rt, nullptr);
+}
+
+TEST(CApi, UnknownTemplateOverrideIsAClearError) {
+  setenv("GATEJIT_TEMPLATE", "fastest", 1);
+  gatejit_runtime_options_t o{};
+  o.disable_cache = 1;
+  gatejit_runtime_t rt = nullptr;
+  gatejit_status_code_t code;
+  const std::string m = take(gatejit_runtime_create(&o, &rt), &code);
+  unsetenv("GATEJIT_TEMPLATE");
+  EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT);
+  EXPECT_NE(m.find("GATEJIT_TEMPLATE"), std::string::npos) << m;
+  EXPECT_NE(m.find("auto, gemv, mma, generic"), std::string::npos) << m;
   EXPECT_EQ(rt, nullptr);
 }
 

@@ -112,7 +112,9 @@ TEST(TemplateChoice, GemvWhereItFitsGenericWithAReasonElsewhere) {
 
   c = seed();
   c.m = 17;
+  c.target = Target::kGfx942;  // no mma there: generic, naming both limits
   EXPECT_NE(choose_template(*normalize(c))->reason.find("m_max = 17"), std::string::npos);
+  EXPECT_NE(choose_template(*normalize(c))->reason.find("gfx942"), std::string::npos);
 
   c = seed();
   c.align = 4;
@@ -124,6 +126,46 @@ TEST(TemplateChoice, GemvWhereItFitsGenericWithAReasonElsewhere) {
   auto forced = choose_template(*normalize(c));
   ASSERT_FALSE(forced.ok());
   EXPECT_NE(forced.status().message().find("template = gemv"), std::string::npos);
+}
+
+// The crossover (docs/templates.md): sm_90 takes mma from M = 2, gfx950 above
+// M = 16; forcing a template that cannot serve is an error naming it.
+TEST(TemplateChoice, MmaCrossoverPerTarget) {
+  auto kind = [](Target t, int64_t m) {
+    Contract c = seed();
+    c.target = t;
+    c.m = m;
+    return choose_template(*normalize(c))->kind;
+  };
+  EXPECT_EQ(kind(Target::kSm90, 1), TemplateKind::kGemv);
+  EXPECT_EQ(kind(Target::kSm90, 2), TemplateKind::kMma);
+  EXPECT_EQ(kind(Target::kSm90, 2048), TemplateKind::kMma);
+  EXPECT_EQ(kind(Target::kGfx950, 16), TemplateKind::kGemv);
+  EXPECT_EQ(kind(Target::kGfx950, 17), TemplateKind::kMma);
+  EXPECT_EQ(kind(Target::kGfx942, 16), TemplateKind::kGemv);
+  EXPECT_EQ(kind(Target::kGfx942, 17), TemplateKind::kGeneric);
+
+  Contract c = seed();
+  c.target = Target::kGfx942;
+  c.m = 32;
+  c.template_kind = TemplateKind::kMma;
+  auto forced = choose_template(*normalize(c));
+  ASSERT_FALSE(forced.ok());
+  EXPECT_NE(forced.status().message().find("template = mma"), std::string::npos) << forced.status().message();
+
+  c = seed();
+  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = DType::kF32;
+  c.template_kind = TemplateKind::kMma;
+  auto f32 = normalize(c);
+  ASSERT_FALSE(f32.ok());
+  EXPECT_NE(f32.status().message().find("template = mma"), std::string::npos) << f32.status().message();
+
+  c = seed();
+  c.m = 64;
+  c.ld_weight = 7170;
+  auto g = choose_template(*normalize(c));
+  EXPECT_EQ(g->kind, TemplateKind::kGeneric);
+  EXPECT_EQ(g->reason.find("generic: leading dimension ld_weight = 7170"), 0u) << g->reason;
 }
 
 }  // namespace

@@ -115,6 +115,36 @@ TEST_F(ResolverTest, BundleServesTheSpecialisedKernel) {
   EXPECT_EQ(*r.explain(normalized(1)), "specialised gemv from bundle kernels.gjb");
 }
 
+// The mma buckets: the smallest power of two from 16 to 128 that holds M;
+// an M <= 16 call also takes the other template's 16-bucket (a bundle with
+// either dynamic-M kernel serves every decode M).
+TEST_F(ResolverTest, MmaBucketsServeBatchM) {
+  auto mma_bucket = [](int64_t m_max) {
+    Contract b = normalized(2);
+    b.template_kind = TemplateKind::kMma;
+    b.m_dynamic = true;
+    b.m = 0;
+    b.m_max = m_max;
+    return b;
+  };
+  Resolver r(options(/*disable_jit=*/true));
+  ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(mma_bucket(64), "x", "b64"),
+                                                  binary_for(mma_bucket(16), "x", "b16")}))
+                  .ok());
+  auto res = r.resolve(normalized(40));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 64) from bundle b.gjb");
+  // M = 1 picks gemv on sm_90, but the mma 16-bucket serves it when no gemv kernel is there.
+  res = r.resolve(normalized(1));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 16) from bundle b.gjb");
+  // M = 100: the 128-bucket was tried (not in the bundle); smaller buckets never serve a larger M.
+  auto none = r.resolve(normalized(100));
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("m_max 128"), std::string::npos) << none.status().message();
+  EXPECT_EQ(none.status().message().find("m_max 64)"), std::string::npos) << none.status().message();
+}
+
 TEST_F(ResolverTest, DynamicBucketServesOtherM) {
   Resolver r(options(/*disable_jit=*/true));
   ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(bucket_of(normalized(3)), "x", "bucket")})).ok());
@@ -137,18 +167,18 @@ TEST_F(ResolverTest, JitCompilesOnceThenTheCacheServes) {
   {
     Resolver r(options());
     r.set_jit(counting_jit());
-    EXPECT_EQ(*r.explain(normalized(4)), "specialised gemv compiled by the JIT (not in any bundle or the cache)");
+    EXPECT_EQ(*r.explain(normalized(4)), "specialised mma compiled by the JIT (not in any bundle or the cache)");
     EXPECT_EQ(compiles_, 0) << "explain must not compile";
     auto res = r.resolve(normalized(4));
     ASSERT_TRUE(res.ok()) << res.status().message();
-    EXPECT_EQ(res->explanation, "specialised gemv compiled by the JIT");
+    EXPECT_EQ(res->explanation, "specialised mma compiled by the JIT");
     EXPECT_EQ(compiles_, 1);
   }
   Resolver again(options());  // a new process, in effect
   again.set_jit(counting_jit());
   auto res = again.resolve(normalized(4));
   ASSERT_TRUE(res.ok());
-  EXPECT_EQ(res->explanation, "specialised gemv from the disk cache");
+  EXPECT_EQ(res->explanation, "specialised mma from the disk cache");
   EXPECT_EQ(compiles_, 1);
 }
 
@@ -220,7 +250,7 @@ TEST_F(ResolverTest, SlowCompileDoesNotBlockOtherContracts) {
   EXPECT_EQ(fast->binary.symbol, "gatejit_bundled");
   auto cached = r.resolve(normalized(2));
   ASSERT_TRUE(cached.ok());
-  EXPECT_EQ(cached->explanation, "specialised gemv from the disk cache");
+  EXPECT_EQ(cached->explanation, "specialised mma from the disk cache");
   release = true;
   slow.join();
 }

@@ -22,7 +22,7 @@ enum class Activation { kSigmoid, kSilu };
 // throughout, one rounding at the end.
 enum class Rounding { kBoundary, kFused };
 // kAuto lets the generator choose; the others force a template.
-enum class TemplateKind { kAuto, kGemv, kGeneric };
+enum class TemplateKind { kAuto, kGemv, kMma, kGeneric };
 
 struct Contract {
   Target target = Target::kGfx950;

@@ -8,8 +8,13 @@
 
 namespace gatejit {
 
-// The gemv template serves decode-sized M; larger M goes to generic for now.
+// The gemv template serves decode-sized M (up to 16); the mma template any M
+// (grid y tiles M past one block's rows), on sm_90 and gfx950.
 inline constexpr int64_t kGemvMaxM = 16;
+
+// Whether `auto` picks mma over gemv for this target and M bound (the
+// crossover, from measurements: docs/perf-notes.md).
+bool mma_preferred(Target target, int64_t m_max);
 
 struct TemplateChoice {
   TemplateKind kind = TemplateKind::kGeneric;
