@@ -16,8 +16,8 @@ Per configuration it times:
   copy           a device-to-device copy that moves the same bytes (half read, half
                  written), timed like the kernels: what one memory-bound kernel
                  of this size costs in practice (launch, ramp-up and tail included).
-  gemv (forced)  for M <= 16 where the loader picks mma: the gemv template, from a
-                 second runtime created with GATEJIT_TEMPLATE=gemv (the crossover).
+  gemv / mma (forced)  for M <= 16, the template the loader did not pick, from a
+                 second runtime created with GATEJIT_TEMPLATE=gemv or =mma (the crossover).
 
 Timing: every method is captured in a CUDA graph that makes R calls, each on its
 own set of tensors (hidden, W, attn, out), so that the weights rotate through at
@@ -90,11 +90,13 @@ def main() -> int:
 
     # A second runtime that must use gemv: the crossover between the templates
     # is measured in the same run (GATEJIT_TEMPLATE is read at creation).
-    os.environ["GATEJIT_TEMPLATE"] = "gemv"
-    try:
-        gemv_rt = gatejit.Runtime()
-    finally:
-        del os.environ["GATEJIT_TEMPLATE"]
+    forced_rts = {}
+    for name in ("gemv", "mma"):
+        os.environ["GATEJIT_TEMPLATE"] = name
+        try:
+            forced_rts[name] = gatejit.Runtime()
+        finally:
+            del os.environ["GATEJIT_TEMPLATE"]
 
     if not torch.cuda.is_available():
         print("gpu_bench: no CUDA device", file=sys.stderr)
@@ -205,6 +207,15 @@ def main() -> int:
         text = str(e).strip().splitlines()
         return f"failed: {type(e).__name__}: {text[0][:200] if text else ''}"
 
+    # -- the fixed cost of one kernel in a graph: an empty-ish kernel per call ---------------------
+    tiny = [torch.zeros(1, device=device) for _ in range(MIN_SETS)]
+    empty_us = None
+    try:
+        empty_us, _ = measure(lambda i: tiny[i].add_(1), MIN_SETS)
+        log(f"one tiny kernel per call in a graph: {empty_us:.2f} µs")
+    except Exception as e:  # noqa: BLE001
+        log(f"tiny kernel: {error_text(e)}")
+
     # -- configurations -------------------------------------------------------------------------
     results = []
     failures = 0
@@ -245,16 +256,17 @@ def main() -> int:
             row["gatejit_us"] = error_text(e)
             failures += 1
 
-        if m <= 16:
+        for name, rt in forced_rts.items():
+            if m > 16 or row.get("gatejit_path", "").startswith("specialised " + name):
+                continue
             try:
-                path = gemv_rt.explain(hs[0], ws[0], ats[0], out=outs[0])
-                if not path.startswith("specialised gemv"):
+                path = rt.explain(hs[0], ws[0], ats[0], out=outs[0])
+                if not path.startswith("specialised " + name):
                     raise RuntimeError(f"the forced runtime took another path: {path}")
-                if not row.get("gatejit_path", "").startswith("specialised gemv"):
-                    row["gemv_us"], row["gemv_timing"] = measure(
-                        lambda i: gemv_rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i]), sets)
+                row[name + "_us"], row[name + "_timing"] = measure(
+                    lambda i: rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i]), sets)
             except Exception as e:  # noqa: BLE001
-                row["gemv_us"] = error_text(e)
+                row[name + "_us"] = error_text(e)
 
         # The same bytes through a plain copy (read half, write half), rotating too.
         try:
@@ -293,6 +305,7 @@ def main() -> int:
         results.append(row)
         log(f"M={m} N={n} K={k}: gatejit {fmt(row['gatejit_us'], '.2f')} µs, floor {row['floor_us']:.2f} µs, "
             f"copy {fmt(row.get('copy_us'), '.2f')} µs, gemv {fmt(row.get('gemv_us', '-'), '.2f')} µs, "
+            f"mma {fmt(row.get('mma_us', '-'), '.2f')} µs, "
             f"torch {fmt(row['torch_us'], '.2f')} µs, compile {fmt(row.get('compile_us'), '.2f')} µs")
         hs = ws = ats = outs = None  # free this configuration's tensors
         gc.collect()
@@ -300,15 +313,15 @@ def main() -> int:
 
     # -- report -------------------------------------------------------------------------------
     lines = ["| config | gatejit path | gatejit µs | floor µs | gatejit / floor | copy µs (same bytes) "
-             "| gemv µs (forced) | torch µs | torch.compile µs | speedup vs torch | speedup vs compile |",
-             "|" + "---|" * 11]
+             "| gemv µs (forced) | mma µs (forced) | torch µs | torch.compile µs | speedup vs torch "
+             "| speedup vs compile |", "|" + "---|" * 12]
     for r in results:
         path = r.get("gatejit_path", "")
         short = next((t for t in ("gemv", "mma", "generic") if path.startswith(t) or path.startswith("specialised " + t)), "?")
         lines.append(
             f"| M={r['m']} N={r['n']} K={r['k']} | {short} | {fmt(r['gatejit_us'], '.2f')} | {r['floor_us']:.2f} "
             f"| {fmt(r.get('ratio_to_floor', '-'), '.2f')} | {fmt(r.get('copy_us', '-'), '.2f')} "
-            f"| {fmt(r.get('gemv_us', '-'), '.2f')} | {fmt(r['torch_us'], '.2f')} "
+            f"| {fmt(r.get('gemv_us', '-'), '.2f')} | {fmt(r.get('mma_us', '-'), '.2f')} | {fmt(r['torch_us'], '.2f')} "
             f"| {fmt(r['compile_us'], '.2f')} | {fmt(r.get('speedup_vs_torch', '-'), '.2f')} "
             f"| {fmt(r.get('speedup_vs_compile', '-'), '.2f')} |")
     table = "\n".join(lines)
@@ -326,6 +339,7 @@ def main() -> int:
         "copy_bandwidth_GBps": copy_bw / 1e9,
         "copy_bytes": copy_bytes,
         "copy_samples_ms": copy_ms,
+        "tiny_kernel_us": empty_us,
         "method": method,
         "torch_compile": compile_note,
         "quick": args.quick,
@@ -334,7 +348,8 @@ def main() -> int:
     }
     header = (f"# gatejit vs torch: out = attn * sigmoid(hidden @ W.T), bf16\n\n"
               f"{info['device']}, torch {info['torch']} (CUDA {info['cuda']}), {info['date']}. "
-              f"Copy bandwidth {copy_bw / 1e12:.2f} TB/s (read + written). torch.compile: {compile_note}.\n"
+              f"Copy bandwidth {copy_bw / 1e12:.2f} TB/s (read + written). torch.compile: {compile_note}. "
+              f"A one-element kernel per call costs {fmt(empty_us, '.2f')} µs in the same graphs.\n"
               f"Timing: {method}.\n")
     if args.out:
         args.out.write_text(json.dumps(info, indent=2) + "\n")

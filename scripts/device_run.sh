@@ -3,7 +3,7 @@
 # from source, runs the GPU suite (also under compute-sanitizer), the Python
 # binding tests, the comparison with PyTorch and the benchmark, and leaves
 # every log under $OUT. Kernels come from .device/kernels.gjb, made here by
-# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|bench|all]
+# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|bench|sweep|all]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT=${1:-all}
@@ -47,6 +47,12 @@ if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   step "gatejit vs PyTorch's unfused expression"
   python3 python/tests/compare_torch.py --out "$OUT/compare_torch.json" 2>&1 | tee "$OUT/compare_torch.log" | tail -12
+fi
+if [ "$WHAT" = sweep ]; then
+  step "mma tuning sweep"
+  args=(--bundle "default=$BUNDLE")
+  for b in .device/sweep-*.gjb; do [ -e "$b" ] && args+=(--bundle "$(basename "$b" .gjb | sed 's/^sweep-//')=$PWD/$b"); done
+  python3 bench/mma_sweep.py "${args[@]}" --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log"
 fi
 if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   step "benchmark"

@@ -17,4 +17,10 @@ cp -r /usr/include/nlohmann .device/include/
 cp -r /usr/src/googletest .device/googletest
 "$GATEJIT" precompile tests/gpu/bundle_spec.json --targets sm_90 -o .device/kernels.gjb
 "$GATEJIT" inspect .device/kernels.gjb | tail -1
+# Tuning sweep bundles (bench/mma_sweep.py): SWEEP="name=override ..." builds
+# .device/sweep-<name>.gjb with GATEJIT_MMA_TUNING=<override>.
+for variant in ${SWEEP:-}; do
+  GATEJIT_MMA_TUNING="${variant#*=}" "$GATEJIT" precompile bench/mma_sweep_spec.json --targets sm_90 --no-generic \
+    -o ".device/sweep-${variant%%=*}.gjb" > /dev/null
+done
 du -sh .device

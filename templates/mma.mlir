@@ -5,8 +5,9 @@
 // per tile), so the weight, the only large operand, is streamed once in
 // 16-byte vectors straight from global memory into fragment registers.
 //
-// Because a dot product may sum its K terms in any order, each lane loads 8
-// consecutive K elements (one 16-byte vector) of its rows per KSTEP, and the
+// Because a dot product may sum its K terms in any order, each lane loads
+// VECS x 8 consecutive K elements (VECS 16-byte vectors) of its rows per
+// KSTEP (= 32 VECS), and the
 // per-target snippet (mma_sm90 / mma_gfx950) hands them to the instruction as
 // whatever K slots its fragment layout gives that lane: A and B use the same
 // permutation, so the product is unchanged. compiler/src/mma_layout.cpp
@@ -24,7 +25,8 @@
 //   ${RT} ${MT} ${TILES} (= RT * MT) ${TILE_W} ${W_ROWS} (= RT * TILE_W)
 //   ${H_LOADS} ${H_STRIDE}   16-byte hidden loads per lane per hidden tile, and
 //                            the row distance between them (from the snippet)
-//   ${KSTEP}                 K elements per step (32)
+//   ${VECS}                  16-byte vectors per lane and row in one step
+//   ${KSTEP}                 K elements per step (32 VECS)
 //   ${S_ALL}                 ceil(K / KSTEP) steps; the last may be partial
 //   ${J_GROUPS} ${J_REM} ${J_ITERS}   per wave: UNROLL-step groups with every
 //                            step in range, first step after them, all steps
@@ -58,8 +60,8 @@ module attributes {gpu.container_module} {
       %m_i = arith.index_cast %m_actual : i64 to index
       %mlast = arith.subi %m_i, %c1 : index
       %acc0 = arith.constant dense<0.0> : vector<${TILES}x4xf32>
-      %wzero = arith.constant dense<0.0> : vector<${UNROLL}x${RT}x8x${T}>
-      %hzero = arith.constant dense<0.0> : vector<${UNROLL}x${MT}x${H_LOADS}x8x${T}>
+      %wzero = arith.constant dense<0.0> : vector<${UNROLL}x${RT}x${VECS}x8x${T}>
+      %hzero = arith.constant dense<0.0> : vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
 
       %tid = gpu.thread_id x
       %bid = gpu.block_id x
@@ -81,20 +83,20 @@ module attributes {gpu.container_module} {
       %acc_groups = scf.for %g = %c0 to %jgroups step %c1 iter_args(%acc = %acc0) -> (vector<${TILES}x4xf32>) {
         %j0 = arith.muli %g, %unroll : index
         %loaded:2 = scf.for %u = %c0 to %unroll step %c1 iter_args(%wv = %wzero, %hv = %hzero)
-            -> (vector<${UNROLL}x${RT}x8x${T}>, vector<${UNROLL}x${MT}x${H_LOADS}x8x${T}>) {
+            -> (vector<${UNROLL}x${RT}x${VECS}x8x${T}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>) {
           %j = arith.addi %j0, %u : index
           %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp, %j, %mlast, %true)
               : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-                 index, index, index, index, index, index, i1) -> (vector<${RT}x8x${T}>, vector<${MT}x${H_LOADS}x8x${T}>)
-          %wv2 = vector.insert %w, %wv[%u] : vector<${RT}x8x${T}> into vector<${UNROLL}x${RT}x8x${T}>
-          %hv2 = vector.insert %h, %hv[%u] : vector<${MT}x${H_LOADS}x8x${T}> into vector<${UNROLL}x${MT}x${H_LOADS}x8x${T}>
-          scf.yield %wv2, %hv2 : vector<${UNROLL}x${RT}x8x${T}>, vector<${UNROLL}x${MT}x${H_LOADS}x8x${T}>
+                 index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
+          %wv2 = vector.insert %w, %wv[%u] : vector<${RT}x${VECS}x8x${T}> into vector<${UNROLL}x${RT}x${VECS}x8x${T}>
+          %hv2 = vector.insert %h, %hv[%u] : vector<${MT}x${VECS}x${H_LOADS}x8x${T}> into vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
+          scf.yield %wv2, %hv2 : vector<${UNROLL}x${RT}x${VECS}x8x${T}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
         } {gatejit.unroll}
         %acc_g = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${TILES}x4xf32>) {
-          %w = vector.extract %loaded#0[%u] : vector<${RT}x8x${T}> from vector<${UNROLL}x${RT}x8x${T}>
-          %h = vector.extract %loaded#1[%u] : vector<${MT}x${H_LOADS}x8x${T}> from vector<${UNROLL}x${MT}x${H_LOADS}x8x${T}>
+          %w = vector.extract %loaded#0[%u] : vector<${RT}x${VECS}x8x${T}> from vector<${UNROLL}x${RT}x${VECS}x8x${T}>
+          %h = vector.extract %loaded#1[%u] : vector<${MT}x${VECS}x${H_LOADS}x8x${T}> from vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
           %a2 = func.call @mma_tiles(%w, %h, %a)
-              : (vector<${RT}x8x${T}>, vector<${MT}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
+              : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
           scf.yield %a2 : vector<${TILES}x4xf32>
         } {gatejit.unroll}
         scf.yield %acc_g : vector<${TILES}x4xf32>
@@ -104,9 +106,9 @@ module attributes {gpu.container_module} {
       %acc_all = scf.for %j = %jrem to %jiters step %c1 iter_args(%acc = %acc_groups) -> (vector<${TILES}x4xf32>) {
         %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp, %j, %mlast, %false)
             : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-               index, index, index, index, index, index, i1) -> (vector<${RT}x8x${T}>, vector<${MT}x${H_LOADS}x8x${T}>)
+               index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
         %a2 = func.call @mma_tiles(%w, %h, %acc)
-            : (vector<${RT}x8x${T}>, vector<${MT}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
+            : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
         scf.yield %a2 : vector<${TILES}x4xf32>
       }
 
@@ -201,7 +203,7 @@ module attributes {gpu.container_module} {
     func.func private @load_step(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
                                  %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
                                  %wrow0: index, %mrow0: index, %lane: index, %kp: index, %j: index, %mlast: index,
-                                 %in_range: i1) -> (vector<${RT}x8x${T}>, vector<${MT}x${H_LOADS}x8x${T}>) {
+                                 %in_range: i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c16 = arith.constant 16 : index
@@ -219,37 +221,41 @@ module attributes {gpu.container_module} {
       %ldh = arith.constant ${LDH} : index
       %ldw = arith.constant ${LDW} : index
       %vzero = arith.constant dense<0.0> : vector<8x${T}>
-      %wzero = arith.constant dense<0.0> : vector<${RT}x8x${T}>
-      %hzero = arith.constant dense<0.0> : vector<${MT}x${H_LOADS}x8x${T}>
+      %wzero = arith.constant dense<0.0> : vector<${RT}x${VECS}x8x${T}>
+      %hzero = arith.constant dense<0.0> : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
       %js = arith.muli %j, %ksplit : index
       %s = arith.addi %js, %kp : index
       %k_base = arith.muli %s, %kstep : index
       %k_lane = func.call @lane_k(%lane) : (index) -> index
-      %k0 = arith.addi %k_base, %k_lane : index
+      %vecs = arith.constant ${VECS} : index
+      %k_lane_v = arith.muli %k_lane, %vecs : index
+      %k0 = arith.addi %k_base, %k_lane_v : index
       %s_ok = arith.cmpi ult, %s, %s_all : index
-      %k_ok = arith.cmpi ult, %k0, %k : index
-      %checked = arith.andi %s_ok, %k_ok : i1
-      %ok = arith.ori %in_range, %checked : i1
       %w_lane = func.call @lane_w_row(%lane) : (index) -> index
-      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%acc = %wzero) -> (vector<${RT}x8x${T}>) {
+      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%acc = %wzero) -> (vector<${RT}x${VECS}x8x${T}>) {
         %r_base = arith.muli %r, %tile_w : index
         %r_off = arith.addi %r_base, %w_lane : index
         %row = arith.addi %wrow0, %r_off : index
         %row_ld = arith.minui %row, %nlast : index
         %base = arith.muli %row_ld, %ldw : index
-        %idx = arith.addi %base, %k0 : index
-        %v = scf.if %ok -> (vector<8x${T}>) {
-          %x = vector.load %weight[%idx] {alignment = 16} : memref<${W_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
-          scf.yield %x : vector<8x${T}>
-        } else {
-          scf.yield %vzero : vector<8x${T}>
-        }
-        %acc2 = vector.insert %v, %acc[%r] : vector<8x${T}> into vector<${RT}x8x${T}>
-        scf.yield %acc2 : vector<${RT}x8x${T}>
+        %acc_r = scf.for %v = %c0 to %vecs step %c1 iter_args(%acc_v = %acc) -> (vector<${RT}x${VECS}x8x${T}>) {
+          %kv = func.call @vector_k(%k0, %v) : (index, index) -> index
+          %idx = arith.addi %base, %kv : index
+          %ok_v = func.call @vector_ok(%in_range, %s_ok, %kv) : (i1, i1, index) -> i1
+          %x = scf.if %ok_v -> (vector<8x${T}>) {
+            %y = vector.load %weight[%idx] {alignment = 16} : memref<${W_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
+            scf.yield %y : vector<8x${T}>
+          } else {
+            scf.yield %vzero : vector<8x${T}>
+          }
+          %acc_v2 = vector.insert %x, %acc_v[%r, %v] : vector<8x${T}> into vector<${RT}x${VECS}x8x${T}>
+          scf.yield %acc_v2 : vector<${RT}x${VECS}x8x${T}>
+        } {gatejit.unroll}
+        scf.yield %acc_r : vector<${RT}x${VECS}x8x${T}>
       } {gatejit.unroll}
       %h_lane = func.call @lane_h_row(%lane) : (index) -> index
-      %hs = scf.for %t = %c0 to %mt step %c1 iter_args(%acc = %hzero) -> (vector<${MT}x${H_LOADS}x8x${T}>) {
-        %acc_t = scf.for %q = %c0 to %hl step %c1 iter_args(%acc_q = %acc) -> (vector<${MT}x${H_LOADS}x8x${T}>) {
+      %hs = scf.for %t = %c0 to %mt step %c1 iter_args(%acc = %hzero) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
+        %acc_t = scf.for %q = %c0 to %hl step %c1 iter_args(%acc_q = %acc) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
           // Row group (t, q) starts at block row 16 t + H_STRIDE q: a
           // constant once unrolled, so groups past H_LIVE_ROWS (the rows a
           // block can have: min(M_MAX, M_BLOCK)) fold to zeros.
@@ -261,37 +267,66 @@ module attributes {gpu.container_module} {
           %row = arith.addi %mrow0, %row_in_block : index
           %row_ld = arith.minui %row, %mlast : index
           %base = arith.muli %row_ld, %ldh : index
-          %idx = arith.addi %base, %k0 : index
-          %load = arith.andi %live, %ok : i1
-          %v = scf.if %load -> (vector<8x${T}>) {
-            %x = vector.load %hidden[%idx] {alignment = 16} : memref<${H_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
-            scf.yield %x : vector<8x${T}>
-          } else {
-            scf.yield %vzero : vector<8x${T}>
-          }
-          %acc_q2 = vector.insert %v, %acc_q[%t, %q] : vector<8x${T}> into vector<${MT}x${H_LOADS}x8x${T}>
-          scf.yield %acc_q2 : vector<${MT}x${H_LOADS}x8x${T}>
+          %acc_q2 = scf.for %v = %c0 to %vecs step %c1 iter_args(%acc_v = %acc_q) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
+            %kv = func.call @vector_k(%k0, %v) : (index, index) -> index
+            %idx = arith.addi %base, %kv : index
+            %ok_v = func.call @vector_ok(%in_range, %s_ok, %kv) : (i1, i1, index) -> i1
+            %load_v = arith.andi %live, %ok_v : i1
+            %x = scf.if %load_v -> (vector<8x${T}>) {
+              %y = vector.load %hidden[%idx] {alignment = 16} : memref<${H_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
+              scf.yield %y : vector<8x${T}>
+            } else {
+              scf.yield %vzero : vector<8x${T}>
+            }
+            %acc_v2 = vector.insert %x, %acc_v[%t, %v, %q] : vector<8x${T}> into vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
+            scf.yield %acc_v2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
+          } {gatejit.unroll}
+          scf.yield %acc_q2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
         } {gatejit.unroll}
-        scf.yield %acc_t : vector<${MT}x${H_LOADS}x8x${T}>
+        scf.yield %acc_t : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
       } {gatejit.unroll}
-      return %ws, %hs : vector<${RT}x8x${T}>, vector<${MT}x${H_LOADS}x8x${T}>
+      return %ws, %hs : vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
     }
 
-    // Every (weight tile, hidden tile) pair of one step: one mma_step each.
-    func.func private @mma_tiles(%w: vector<${RT}x8x${T}>, %h: vector<${MT}x${H_LOADS}x8x${T}>,
+    // A lane's VECS vectors of a step are consecutive in K (one longer run per
+    // row: 32 bytes with VECS = 2, so the 4 lanes that share a row on sm_90
+    // fill a 128-byte line): vector v starts at k0 + 8 v.
+    func.func private @vector_k(%k0: index, %v: index) -> index {
+      %c8 = arith.constant 8 : index
+      %off = arith.muli %v, %c8 : index
+      %kv = arith.addi %k0, %off : index
+      return %kv : index
+    }
+    // Whether a vector is loaded: always in the steps known to be in range
+    // (the constant `true` folds the check away), else when its step exists
+    // and it starts before K (K is a whole number of vectors).
+    func.func private @vector_ok(%in_range: i1, %step_ok: i1, %kv: index) -> i1 {
+      %k = arith.constant ${K} : index
+      %in = arith.cmpi ult, %kv, %k : index
+      %checked = arith.andi %step_ok, %in : i1
+      %ok = arith.ori %in_range, %checked : i1
+      return %ok : i1
+    }
+
+    // Every (weight tile, hidden tile) pair of one step: VECS mma_steps each.
+    func.func private @mma_tiles(%w: vector<${RT}x${VECS}x8x${T}>, %h: vector<${MT}x${VECS}x${H_LOADS}x8x${T}>,
                                  %acc: vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %rt = arith.constant ${RT} : index
       %mt = arith.constant ${MT} : index
+      %vecs = arith.constant ${VECS} : index
       %res = scf.for %r = %c0 to %rt step %c1 iter_args(%a = %acc) -> (vector<${TILES}x4xf32>) {
-        %wr = vector.extract %w[%r] : vector<8x${T}> from vector<${RT}x8x${T}>
         %a_r = scf.for %t = %c0 to %mt step %c1 iter_args(%at = %a) -> (vector<${TILES}x4xf32>) {
-          %ht = vector.extract %h[%t] : vector<${H_LOADS}x8x${T}> from vector<${MT}x${H_LOADS}x8x${T}>
           %e0 = arith.muli %r, %mt : index
           %e = arith.addi %e0, %t : index
           %c = vector.extract %at[%e] : vector<4xf32> from vector<${TILES}x4xf32>
-          %d = func.call @mma_step(%wr, %ht, %c) : (vector<8x${T}>, vector<${H_LOADS}x8x${T}>, vector<4xf32>) -> vector<4xf32>
+          %d = scf.for %v = %c0 to %vecs step %c1 iter_args(%cv = %c) -> (vector<4xf32>) {
+            %wr = vector.extract %w[%r, %v] : vector<8x${T}> from vector<${RT}x${VECS}x8x${T}>
+            %ht = vector.extract %h[%t, %v] : vector<${H_LOADS}x8x${T}> from vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
+            %dv = func.call @mma_step(%wr, %ht, %cv) : (vector<8x${T}>, vector<${H_LOADS}x8x${T}>, vector<4xf32>) -> vector<4xf32>
+            scf.yield %dv : vector<4xf32>
+          } {gatejit.unroll}
           %at2 = vector.insert %d, %at[%e] : vector<4xf32> into vector<${TILES}x4xf32>
           scf.yield %at2 : vector<${TILES}x4xf32>
         } {gatejit.unroll}

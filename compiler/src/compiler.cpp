@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "code_object_report.h"
 #include "gatejit/version.h"
@@ -41,8 +42,11 @@ StatusOr<Stage> parse_stage(std::string_view s) {
 }
 
 std::string fingerprint() {
-  return fmt::format("gatejit-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING, templates_hash(), llvm_version(),
-                     kCodegenOptions);
+  std::string fp = fmt::format("gatejit-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING, templates_hash(),
+                               llvm_version(), kCodegenOptions);
+  // A tuning override (kernel_plan.cpp) changes the code: never share its cache entries.
+  if (const char *tuning = std::getenv("GATEJIT_MMA_TUNING"); tuning && *tuning) fp += fmt::format("/mma-tuning:{}", tuning);
+  return fp;
 }
 
 StatusOr<CompiledKernel> compile(const Contract &input) {

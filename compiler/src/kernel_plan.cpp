@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "gatejit/template_choice.h"
@@ -110,22 +112,83 @@ void plan_gemv(KernelPlan &p) {
 struct MmaTuning {
   int64_t tile_w, h_loads, h_stride;  // from the instruction's fragment layout
   int64_t rt, ksplit, unroll;
+  int64_t vecs = 1;  // 16-byte vectors per lane and row in one step (K run of 16 * vecs bytes)
 };
 constexpr int64_t kMmaMaxHiddenTiles = 8;  // 128 hidden rows per block; grid y tiles the rest
-constexpr int64_t kMmaKStep = 32;          // K per step: two m16n8k16, or one 16x16x32
+constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
 
-MmaTuning mma_tuning(const Contract &c, int64_t mt) {
+// GATEJIT_MMA_TUNING="rt=2,ksplit=4,budget=64": a development override of
+// the table below, for tuning sweeps (bench/mma_sweep.py). It changes code, so
+// the compiler's fingerprint includes it (compiler.cpp).
+void apply_tuning_override(MmaTuning &t, int64_t &budget) {
+  const char *env = std::getenv("GATEJIT_MMA_TUNING");
+  if (!env) return;
+  std::string_view rest(env);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = item.substr(0, eq);
+    const int64_t value = std::atoll(std::string(item.substr(eq + 1)).c_str());
+    if (value <= 0) continue;
+    if (key == "rt") t.rt = value;
+    else if (key == "ksplit") t.ksplit = value;
+    else if (key == "budget") budget = value;
+    else if (key == "vecs") t.vecs = value;
+  }
+}
+
+template <typename FullSteps>
+MmaTuning mma_tuning(const Contract &c, int64_t mt, FullSteps full_steps_for_vecs) {
+  // The table, from the sm_90 sweeps (v9-v10 in docs/perf-notes.md, N = 1536):
+  //  - VECS 2: each lane loads 32 contiguous bytes per row, so the lanes that
+  //    share a row fill whole 128-byte lines (v10: 11.2 -> 8.4 us at M <= 8
+  //    together with KSPLIT 16).
+  //  - KSPLIT: more warps per row tile, more bytes in flight per SM: sized
+  //    for about 6144 warps in all (32 warps, 1024 threads, at N = 1536).
+  //  - RT 2 above M = 16: each hidden fragment serves two weight tiles, which
+  //    halves the hidden traffic from L2 that dominates there (M = 64: 56 -> 23 us).
+  // gfx950 (unmeasured: no AMD GPU here) takes the same VECS and RT reasoning
+  // with the seed's 256-thread workgroups.
   MmaTuning t;
   if (target_is_amdgpu(c.target)) {
-    t = {16, 1, 16, 1, 4, 4};  // 4 waves of 64: the seed's 256-thread workgroup
+    t = {16, 1, 16, 1, 4, 8, 2};
   } else {
-    t = {8, 2, 8, 1, 8, 4};  // 8 warps split K: 256 threads per 8 output columns
+    t = {8, 2, 8, 1, 16, 8, 2};
   }
-  // Registers per step of loads: RT weight vectors and MT * H_LOADS hidden
-  // vectors, 4 registers each; keep UNROLL steps of them within ~64.
+  // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
+  if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
+  if (!target_is_amdgpu(c.target)) {
+    // sm_90 KSPLIT: about 6144 warps in the grid (46 per SM), whatever N: 32
+    // at N = 1536, 16 at 3072, 4 at 12288 (v11: a fixed 32 made N = 3072 and
+    // 12288 slower than 16 and 8). At most 16 from M = 16 on (v10).
+    const int64_t tiles_n = (c.n + t.rt * t.tile_w - 1) / (t.rt * t.tile_w);
+    int64_t ksplit = 4;
+    while (ksplit < 32 && tiles_n * ksplit * 2 <= 6144) ksplit *= 2;
+    t.ksplit = c.m_max > 8 ? std::min<int64_t>(ksplit, 16) : ksplit;
+  }
+  // UNROLL: steps whose loads are in flight together. Registers per step: RT
+  // weight vectors and the live hidden vectors per VECS, 4 registers each,
+  // within a budget of 128 (v10: 64 and 192 measured the same).
+  int64_t budget = 128;
+  apply_tuning_override(t, budget);
+  // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
+  // workgroup memory a kernel gets without opting in: 48 KiB static shared
+  // memory on sm_90; 64 KiB on gfx950 (of 160), to leave room for two workgroups.
+  const int64_t wave = target_wave_size(c.target);
+  const int64_t smem_limit = target_is_amdgpu(c.target) ? 64 * 1024 : 48 * 1024;
+  while (t.ksplit > 1 && t.ksplit * t.rt * mt * 4 * wave * 4 > smem_limit) t.ksplit /= 2;
   const int64_t live_h_loads = std::min(mt * t.h_loads, (c.m_max + t.h_stride - 1) / t.h_stride);
-  const int64_t regs_per_step = 4 * (t.rt + live_h_loads);
-  t.unroll = std::clamp<int64_t>(64 / regs_per_step, 1, t.unroll);
+  const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
+  const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);
+  // The largest UNROLL <= cap that divides each wave's full steps: no step
+  // falls to the one-at-a-time tail loop.
+  const int64_t j_full = full_steps_for_vecs(t.vecs) / t.ksplit;
+  t.unroll = 1;
+  for (int64_t u = cap; u >= 1; --u)
+    if (j_full % u == 0) { t.unroll = u; break; }
   return t;
 }
 
@@ -135,9 +198,10 @@ void plan_mma(KernelPlan &p) {
   const int64_t wave = target_wave_size(c.target);
   const int64_t mt = std::min<int64_t>((c.m_max + 15) / 16, kMmaMaxHiddenTiles);
   const int64_t m_block = mt * 16;
-  MmaTuning t = mma_tuning(c, mt);
-  const int64_t s_all = (c.k + kMmaKStep - 1) / kMmaKStep;
-  const int64_t s_full = c.k / kMmaKStep;
+  MmaTuning t = mma_tuning(c, mt, [&](int64_t vecs) { return c.k / (kMmaInstrK * vecs); });
+  const int64_t kstep = kMmaInstrK * t.vecs;
+  const int64_t s_all = (c.k + kstep - 1) / kstep;
+  const int64_t s_full = c.k / kstep;
   const int64_t j_full = s_full / t.ksplit;
   t.unroll = std::max<int64_t>(1, std::min(t.unroll, j_full));
   const int64_t j_groups = j_full / t.unroll;
@@ -158,7 +222,8 @@ void plan_mma(KernelPlan &p) {
   set("H_STRIDE", t.h_stride);
   set("M_BLOCK", m_block);
   set("H_LIVE_ROWS", std::min(c.m_max, m_block));
-  set("KSTEP", kMmaKStep);
+  set("KSTEP", kstep);
+  set("VECS", t.vecs);
   set("S_ALL", s_all);
   set("UNROLL", t.unroll);
   set("J_GROUPS", j_groups);

@@ -1,6 +1,8 @@
 #include "contract_derivation.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace gatejit {
@@ -35,8 +37,8 @@ Status check_dim(const char *field, int64_t got, const char *what, int64_t want)
 
 }  // namespace
 
-int64_t provable_alignment(const gatejit_gate_args_t &a) {
-  const gatejit_tensor_t *tensors[] = {&a.hidden, &a.weight, &a.attn, &a.out};
+namespace {
+int64_t lowest_alignment(std::initializer_list<const gatejit_tensor_t *> tensors) {
   uint64_t bits = 256;
   for (const gatejit_tensor_t *t : tensors) {
     const uint64_t eb = t->dtype == GATEJIT_F32 ? 4 : 2;
@@ -45,6 +47,12 @@ int64_t provable_alignment(const gatejit_gate_args_t &a) {
   }
   return int64_t(bits & (~bits + 1));  // lowest set bit
 }
+}  // namespace
+
+// Only hidden and weight are read in vectors; attn and out are read and
+// written one element at a time by every template, so their alignment does
+// not limit the kernel (it only has to reach the element size).
+int64_t provable_alignment(const gatejit_gate_args_t &a) { return lowest_alignment({&a.hidden, &a.weight}); }
 
 StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) {
   GATEJIT_RETURN_IF_ERROR(check_tensor(a.hidden, "hidden"));
@@ -84,7 +92,9 @@ StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) 
   c.act = a.act == GATEJIT_SIGMOID ? Activation::kSigmoid : Activation::kSilu;
   c.rounding = a.rounding == GATEJIT_ROUNDING_BOUNDARY ? Rounding::kBoundary : Rounding::kFused;
   const int64_t eb = dtype_bytes(c.dtype_out);
-  const int64_t align = provable_alignment(a);
+  const int64_t align = std::min(provable_alignment(a), lowest_alignment({&a.attn, &a.out}) < eb
+                                                            ? lowest_alignment({&a.attn, &a.out})
+                                                            : int64_t(256));
   if (align < eb)
     return invalid_argument("alignment: a base pointer or row stride is only " + std::to_string(align) +
                             "-byte aligned, less than the element size " + std::to_string(eb));

@@ -48,11 +48,13 @@ TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string rea
 
 }  // namespace
 
-bool mma_preferred(Target target, int64_t m_max) {
-  // sm_90: the matrix path wins from M = 2 on (docs/perf-notes.md, v8); gfx9xx
-  // keeps gemv for M <= 16 (the seed's structure, the decode-path code checks;
-  // unmeasured there: no AMD GPU is reachable).
-  if (target == Target::kSm90) return m_max >= 2;
+bool mma_preferred(Target target, int64_t m_max, int64_t n) {
+  // sm_90: the matrix path wins from M = 2 on, and at M = 1 where N is small
+  // (N = 1536: 7.9 vs 8.8 us; gemv stays ahead at N = 3072 and 12288, where
+  // N alone fills the GPU): docs/perf-notes.md, v10-v11. gfx9xx keeps gemv for
+  // M <= 16 (the seed's structure and the decode-path code checks; unmeasured
+  // there: no AMD GPU is reachable).
+  if (target == Target::kSm90) return m_max >= 2 || n <= 2048;
   return m_max > kGemvMaxM;
 }
 
@@ -80,7 +82,7 @@ StatusOr<TemplateChoice> choose_template(const Contract &c) {
     if (mma_no) return invalid_argument("template = mma cannot serve this contract: " + *mma_no);
     return specialised(TemplateKind::kMma, c, "specialised mma: requested by the contract");
   }
-  const bool want_mma = mma_preferred(c.target, c.m_max);
+  const bool want_mma = mma_preferred(c.target, c.m_max, c.n);
   if (want_mma && !mma_no)
     return specialised(TemplateKind::kMma, c,
                        std::string("specialised mma: M") + (c.m_dynamic ? "_max" : "") + " = " +

@@ -228,7 +228,7 @@ std::vector<Case> gemv_cases() {
 INSTANTIATE_TEST_SUITE_P(Sm90, GemvMatrix, ::testing::ValuesIn(gemv_cases()),
                          [](const auto &info) { return case_name(info.param); });
 
-// --- The mma template, as the loader chooses it (M >= 2 on sm_90) -------------
+// --- The mma template, as the loader chooses it (sm_90: M >= 2, and M = 1 at N <= 2048)
 
 class MmaMatrix : public GpuTest, public ::testing::WithParamInterface<Case> {};
 TEST_P(MmaMatrix, MatchesBoundaryReference) { run_and_check(GetParam()); }
@@ -238,7 +238,7 @@ std::vector<Case> mma_cases() {
   const std::string mma = "specialised mma";
   // The seed shape: every M bucket (one and several hidden tiles), both
   // dtypes and activations, in place or not.
-  for (int64_t m : {2, 4, 8, 16, 32, 64, 128})
+  for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128})  // M = 1: mma at this N on sm_90
     for (DType d : {DType::kBF16, DType::kF16})
       for (bool in_place : {false, true}) {
         const Activation a = (m / 2 + int(in_place)) % 2 ? Activation::kSilu : Activation::kSigmoid;
@@ -276,7 +276,7 @@ INSTANTIATE_TEST_SUITE_P(Sm90, DynamicM,
                                            Case{13, 4096, 2048, DType::kF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "dynamic-M bucket"},
                                            Case{20, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 32"},
                                            Case{33, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, "mma (dynamic-M bucket, m_max 64"},
-                                           Case{100, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 128"}),
+                                           Case{90, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 128"}),
                          [](const auto &info) { return case_name(info.param); });
 
 // The generic template, chosen by the loader for contracts gemv refuses.

@@ -49,6 +49,20 @@ TEST(ContractDerivation, AlignmentIsTheWeakestPointerOrStride) {
   auto odd = derive_contract(a, Target::kSm90);
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.status().message().find("1-byte aligned"), std::string::npos);
+  // attn and out are accessed per element: an odd row length there (N = 1003)
+  // keeps the vector alignment of hidden and weight ...
+  a = seed_args();
+  a.weight.rows = 1003;
+  a.hidden.rows = a.attn.rows = a.out.rows = 4;
+  a.attn.cols = a.out.cols = a.attn.ld = a.out.ld = 1003;
+  auto narrow_rows = derive_contract(a, Target::kSm90);
+  ASSERT_TRUE(narrow_rows.ok()) << narrow_rows.status().message();
+  EXPECT_EQ(narrow_rows->align, 16);
+  // ... but they must still reach the element size.
+  a.out.data = static_cast<char *>(a.out.data) + 1;
+  auto odd_out = derive_contract(a, Target::kSm90);
+  ASSERT_FALSE(odd_out.ok());
+  EXPECT_NE(odd_out.status().message().find("1-byte aligned"), std::string::npos);
 }
 
 TEST(ContractDerivation, ShapeMismatchesNameTheField) {

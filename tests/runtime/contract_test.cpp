@@ -128,8 +128,8 @@ TEST(TemplateChoice, GemvWhereItFitsGenericWithAReasonElsewhere) {
   EXPECT_NE(forced.status().message().find("template = gemv"), std::string::npos);
 }
 
-// The crossover (docs/templates.md): sm_90 takes mma from M = 2, gfx950 above
-// M = 16; forcing a template that cannot serve is an error naming it.
+// The crossover (docs/templates.md): sm_90 takes mma from M = 2 (and at M = 1
+// for N <= 2048), gfx950 above M = 16; forcing a template that cannot serve is an error naming it.
 TEST(TemplateChoice, MmaCrossoverPerTarget) {
   auto kind = [](Target t, int64_t m) {
     Contract c = seed();
@@ -137,7 +137,13 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
     c.m = m;
     return choose_template(*normalize(c))->kind;
   };
-  EXPECT_EQ(kind(Target::kSm90, 1), TemplateKind::kGemv);
+  EXPECT_EQ(kind(Target::kSm90, 1), TemplateKind::kMma);  // N = 1536: mma from M = 1
+  {
+    Contract wide = seed();
+    wide.target = Target::kSm90;
+    wide.n = 12288;  // N alone fills the GPU: gemv keeps M = 1
+    EXPECT_EQ(choose_template(*normalize(wide))->kind, TemplateKind::kGemv);
+  }
   EXPECT_EQ(kind(Target::kSm90, 2), TemplateKind::kMma);
   EXPECT_EQ(kind(Target::kSm90, 2048), TemplateKind::kMma);
   EXPECT_EQ(kind(Target::kGfx950, 16), TemplateKind::kGemv);

@@ -25,7 +25,7 @@ Contract normalized(int64_t m, int64_t ld_weight = 0) {
   Contract c;
   c.target = Target::kSm90;
   c.m = m;
-  c.n = 1536;
+  c.n = 4096;  // M = 1 takes gemv at this N, M >= 2 mma (template_choice.cpp)
   c.k = 7168;
   c.ld_weight = ld_weight;
   return *normalize(c);
@@ -134,7 +134,7 @@ TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   auto res = r.resolve(normalized(40));
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 64) from bundle b.gjb");
-  // M = 1 picks gemv on sm_90, but the mma 16-bucket serves it when no gemv kernel is there.
+  // M = 1 picks gemv at this N, but the mma 16-bucket serves it when no gemv kernel is there.
   res = r.resolve(normalized(1));
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 16) from bundle b.gjb");

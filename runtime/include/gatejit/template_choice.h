@@ -12,9 +12,9 @@ namespace gatejit {
 // (grid y tiles M past one block's rows), on sm_90 and gfx950.
 inline constexpr int64_t kGemvMaxM = 16;
 
-// Whether `auto` picks mma over gemv for this target and M bound (the
+// Whether `auto` picks mma over gemv for this target, M bound and N (the
 // crossover, from measurements: docs/perf-notes.md).
-bool mma_preferred(Target target, int64_t m_max);
+bool mma_preferred(Target target, int64_t m_max, int64_t n);
 
 struct TemplateChoice {
   TemplateKind kind = TemplateKind::kGeneric;
