@@ -161,11 +161,12 @@ MmaTuning mma_tuning(const Contract &c, int64_t mt, FullSteps full_steps_for_vec
   // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
   if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
   if (!target_is_amdgpu(c.target)) {
-    // sm_90 KSPLIT: about 6144 warps in the grid (46 per SM), whatever N: 32
-    // at N = 1536, 16 at 3072, 4 at 12288 (v11: a fixed 32 made N = 3072 and
-    // 12288 slower than 16 and 8). At most 16 from M = 16 on (v10).
+    // sm_90 KSPLIT: at least 8 warps per row tile, more while the grid holds
+    // fewer than about 6144 warps (46 per SM): 32 at N = 1536, 16 at 3072,
+    // 8 from 4096 (v11-v12: a fixed 32 made N = 3072 slower, 4 at N = 12288
+    // cost 12%). At most 16 from M = 16 on (v10).
     const int64_t tiles_n = (c.n + t.rt * t.tile_w - 1) / (t.rt * t.tile_w);
-    int64_t ksplit = 4;
+    int64_t ksplit = 8;
     while (ksplit < 32 && tiles_n * ksplit * 2 <= 6144) ksplit *= 2;
     t.ksplit = c.m_max > 8 ? std::min<int64_t>(ksplit, 16) : ksplit;
   }
