@@ -44,16 +44,21 @@ Contract seed(Target t) {
   return c;
 }
 
-enum Variant : int64_t { kSeed = 0, kGemvM16 = 1, kGeneric = 2 };
+// Which template each compiles follows the loader's choice (docs/contract.md):
+// seed and m16 are gemv on gfx9xx and mma on sm_90; m128 is mma.
+enum Variant : int64_t { kSeed = 0, kM16 = 1, kM128 = 2, kGeneric = 3 };
 
 Contract variant_contract(Target t, int64_t v) {
   Contract c = seed(t);
-  if (v == kGemvM16) c.m = 16;
+  if (v == kM16) c.m = 16;
+  if (v == kM128) c.m = 128;
   if (v == kGeneric) c.template_kind = gatejit::TemplateKind::kGeneric;
   return c;
 }
 
-const char *variant_name(int64_t v) { return v == kSeed ? "seed" : v == kGemvM16 ? "gemv_m16" : "generic"; }
+const char *variant_name(int64_t v) {
+  return v == kSeed ? "seed" : v == kM16 ? "m16" : v == kM128 ? "m128" : "generic";
+}
 
 void BM_ColdCompile(benchmark::State &state, Contract c) {
   size_t bytes = 0;
@@ -80,7 +85,8 @@ void register_cold_compiles() {
   };
   for (Target t : {Target::kGfx950, Target::kGfx942, Target::kSm90}) add(t, kSeed);
   for (Target t : {Target::kGfx950, Target::kSm90}) {
-    add(t, kGemvM16);
+    add(t, kM16);
+    add(t, kM128);
     add(t, kGeneric);
   }
 }

@@ -25,16 +25,19 @@ std::optional<std::string> vector_layout_refusal(const Contract &c, const char *
   return std::nullopt;
 }
 
+// The layout first: it is what the caller can change.
 std::optional<std::string> gemv_refusal(const Contract &c) {
+  if (auto layout = vector_layout_refusal(c, "gemv")) return layout;
   if (c.m_max > kGemvMaxM)
     return "m_max = " + std::to_string(c.m_max) + " exceeds the gemv limit of " + std::to_string(kGemvMaxM);
-  return vector_layout_refusal(c, "gemv");
+  return std::nullopt;
 }
 
 std::optional<std::string> mma_refusal(const Contract &c) {
+  if (auto layout = vector_layout_refusal(c, "mma")) return layout;
   if (c.target == Target::kGfx942)
     return std::string("target gfx942: the mma template uses the 16x16x32 bf16/f16 MFMA, which is gfx950's");
-  return vector_layout_refusal(c, "mma");
+  return std::nullopt;
 }
 
 TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string reason) {
