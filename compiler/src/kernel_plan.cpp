@@ -113,6 +113,7 @@ struct MmaTuning {
   int64_t tile_w, h_loads, h_stride;  // from the instruction's fragment layout
   int64_t rt, ksplit, unroll;
   int64_t vecs = 1;  // 16-byte vectors per lane and row in one step (K run of 16 * vecs bytes)
+  int64_t groups = 1;  // column groups per block: their warps with the same K slice share hidden loads in L1
 };
 constexpr int64_t kMmaMaxHiddenTiles = 8;  // 128 hidden rows per block; grid y tiles the rest
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
@@ -137,6 +138,7 @@ void apply_tuning_override(MmaTuning &t, int64_t &budget) {
     else if (key == "ksplit") t.ksplit = value;
     else if (key == "budget") budget = value;
     else if (key == "vecs") t.vecs = value;
+    else if (key == "groups") t.groups = value;
   }
 }
 
@@ -180,7 +182,8 @@ MmaTuning mma_tuning(const Contract &c, int64_t mt, FullSteps full_steps_for_vec
   // memory on sm_90; 64 KiB on gfx950 (of 160), to leave room for two workgroups.
   const int64_t wave = target_wave_size(c.target);
   const int64_t smem_limit = target_is_amdgpu(c.target) ? 64 * 1024 : 48 * 1024;
-  while (t.ksplit > 1 && t.ksplit * t.rt * mt * 4 * wave * 4 > smem_limit) t.ksplit /= 2;
+  while (t.ksplit > 1 && t.groups * t.ksplit * t.rt * mt * 4 * wave * 4 > smem_limit) t.ksplit /= 2;
+  while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;  // 1024 threads per block
   const int64_t live_h_loads = std::min(mt * t.h_loads, (c.m_max + t.h_stride - 1) / t.h_stride);
   const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
   const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);
@@ -206,7 +209,7 @@ void plan_mma(KernelPlan &p) {
   const int64_t j_full = s_full / t.ksplit;
   t.unroll = std::max<int64_t>(1, std::min(t.unroll, j_full));
   const int64_t j_groups = j_full / t.unroll;
-  const int64_t groups = 1;
+  const int64_t groups = t.groups;
   const int64_t tiles = t.rt * mt;
   auto &P = p.params;
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
