@@ -21,6 +21,10 @@ namespace {
 // Options that change code generation; part of the fingerprint.
 constexpr const char *kCodegenOptions = "O3;cov5;bare-ptr;index64";
 
+}  // namespace
+extern const char kGeneratorSourceHash[];  // generated: cmake/hash_generator.cmake
+namespace {
+
 StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, Target target) {
   llvm::LLVMContext llvm_ctx;
   auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx);
@@ -42,8 +46,8 @@ StatusOr<Stage> parse_stage(std::string_view s) {
 }
 
 std::string fingerprint() {
-  std::string fp = fmt::format("gatejit-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING, templates_hash(),
-                               llvm_version(), kCodegenOptions);
+  std::string fp = fmt::format("gatejit-{}/generator-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING,
+                               kGeneratorSourceHash, templates_hash(), llvm_version(), kCodegenOptions);
   // A tuning override (kernel_plan.cpp) changes the code: never share its cache entries.
   if (const char *tuning = std::getenv("GATEJIT_MMA_TUNING"); tuning && *tuning) fp += fmt::format("/mma-tuning:{}", tuning);
   return fp;

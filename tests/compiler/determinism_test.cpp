@@ -3,7 +3,9 @@
 // (each call has its own MLIR and LLVM contexts).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <latch>
+#include <regex>
 #include <thread>
 #include <vector>
 
@@ -155,6 +157,29 @@ TEST(Determinism, ConcurrentCompilesOfOneContractAgree) {
     });
   for (auto &t : threads) t.join();
   for (int i = 0; i < kThreads; ++i) EXPECT_EQ(got[i], ref->binary.code) << "thread " << i;
+}
+
+}  // namespace
+}  // namespace gatejit
+
+namespace gatejit {
+namespace {
+
+// The fingerprint that keys the disk cache names everything that shapes the
+// code: the generator's own sources (a new tuning table must not reuse old
+// entries), the templates, LLVM and the codegen options; a tuning override
+// (GATEJIT_MMA_TUNING) is added to it.
+TEST(Fingerprint, NamesGeneratorTemplatesLlvmAndOverrides) {
+  const std::string fp = compiler::fingerprint();
+  EXPECT_TRUE(std::regex_search(fp, std::regex("/generator-[0-9a-f]{16}/"))) << fp;
+  EXPECT_TRUE(std::regex_search(fp, std::regex("/templates-[0-9a-f]{16}/"))) << fp;
+  EXPECT_TRUE(std::regex_search(fp, std::regex("/llvm-22\\."))) << fp;
+  setenv("GATEJIT_MMA_TUNING", "ksplit=4", 1);
+  const std::string tuned = compiler::fingerprint();
+  unsetenv("GATEJIT_MMA_TUNING");
+  EXPECT_NE(tuned, fp);
+  EXPECT_NE(tuned.find("mma-tuning:ksplit=4"), std::string::npos) << tuned;
+  EXPECT_EQ(compiler::fingerprint(), fp);
 }
 
 }  // namespace
