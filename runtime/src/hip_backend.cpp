@@ -71,7 +71,7 @@ class HipBackend final : public DeviceBackend {
     hipFunction_t fn = nullptr;
     Status s = check(api_.hipModuleGetFunction(&fn, module, symbol.c_str()), "hipModuleGetFunction(" + symbol + ")");
     if (!s.ok()) {
-      api_.hipModuleUnload(module);
+      (void)api_.hipModuleUnload(module);  // clean-up: the lookup error is the one to report
       return s;
     }
     *module_out = module;
@@ -80,11 +80,16 @@ class HipBackend final : public DeviceBackend {
 
   void unload_module(int ordinal, ModuleHandle module) override {
     DeviceScope scope(api_, ordinal);
-    if (module && scope.status() == hipSuccess) api_.hipModuleUnload(hipModule_t(module));
+    // Teardown has no caller to report to: a failed unload only leaks the module.
+    if (module && scope.status() == hipSuccess) (void)api_.hipModuleUnload(hipModule_t(module));
   }
 
+  // A null stream is the current device's: make `ordinal` current for the
+  // launch (the module was loaded there), and restore the caller's device.
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
                 void *stream, void **args) override {
+    DeviceScope scope(api_, ordinal);
+    if (scope.status() != hipSuccess) return check(scope.status(), "hipSetDevice");
     return check(api_.hipModuleLaunchKernel(hipFunction_t(fn), grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                             0, hipStream_t(stream), args, nullptr),
                  "hipModuleLaunchKernel");
@@ -99,7 +104,7 @@ class HipBackend final : public DeviceBackend {
       status_ = previous_ == ordinal ? hipSuccess : api_.hipSetDevice(ordinal);
     }
     ~DeviceScope() {
-      if (previous_ >= 0) api_.hipSetDevice(previous_);
+      if (previous_ >= 0) (void)api_.hipSetDevice(previous_);  // best effort in a destructor
     }
     hipError_t status() const { return status_; }
 
