@@ -1,17 +1,18 @@
-// mma: the matrix-core template (batched decode, M up to MMA_MAX_M). The
-// product runs on the matrix instructions, with the operands swapped the way
-// small-M GEMMs want them: hidden is the M-side operand A (tiles of 16 rows,
-// rows past M padded), the weight is B (TILE_W weight rows = output columns
-// per tile), so the weight, the only large operand, is streamed once in
-// 16-byte vectors straight from global memory into fragment registers.
+// mma: the matrix-core template, any M (decode on sm_90, batched decode and
+// prefill on both targets; grid y tiles M past 128 rows). The product runs on
+// the matrix instructions, with the operands swapped the way small-M GEMMs
+// want them: hidden is the M-side operand A (tiles of 16 rows, rows past M
+// padded), the weight is B (TILE_W weight rows = output columns per tile), so
+// the weight, the only large operand, is streamed once in 16-byte vectors
+// straight from global memory into fragment registers.
 //
-// Because a dot product may sum its K terms in any order, each lane loads
-// VECS x 8 consecutive K elements (VECS 16-byte vectors) of its rows per
-// KSTEP (= 32 VECS), and the
-// per-target snippet (mma_sm90 / mma_gfx950) hands them to the instruction as
-// whatever K slots its fragment layout gives that lane: A and B use the same
-// permutation, so the product is unchanged. compiler/src/mma_layout.cpp
-// describes the fragment layouts and checks this scheme on the host.
+// Because a dot product may sum its K terms in any order, each lane loads VECS
+// x 8 consecutive K elements (VECS 16-byte vectors) of its rows per KSTEP
+// (= 32 VECS), and the per-target snippet (mma_sm90 / mma_gfx950) hands them
+// to the instruction as whatever K slots its fragment layout gives that lane:
+// A and B use the same permutation, so the product is unchanged.
+// compiler/src/mma_layout.cpp describes the fragment layouts and the load
+// scheme and checks them on the host.
 //
 // A wave owns RT weight tiles (RT * TILE_W output columns) and every hidden
 // tile (MT of them), for 1 / KSPLIT of the K steps (interleaved: wave kp of a
