@@ -251,6 +251,12 @@ std::vector<Case> mma_cases() {
   // K = 1000: the last 32-element step is partial (lanes past K load zeros);
   // N = 1003: the last weight tile is partial.
   for (int64_t m : {3, 16, 40}) cases.push_back({m, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 3, 0, 0, mma});
+  // Tiny shapes: K below one step (K = 8: one vector; K = 40, 64), N below
+  // one weight tile (8, 20, 24): most lanes and warps only load zeros.
+  cases.push_back({1, 24, 64, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({5, 24, 64, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
+  cases.push_back({3, 8, 8, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({17, 20, 40, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   // K = 1088: 34 steps over 8 warps: some warps have a step more than others.
   for (int64_t m : {2, 24}) cases.push_back({m, 1000, 1088, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   // Padded leading dimensions that keep 16-byte rows.
