@@ -236,6 +236,11 @@ std::string format_report(const nlohmann::json &r) {
   auto str = [](const nlohmann::json &v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   if (r.contains("contract")) line("contract", str(r["contract"]));
   if (r.contains("template")) line("template", str(r["template"]) + " (" + str(r.value("reason", "")) + ")");
+  if (r.contains("tuning")) {
+    std::string t;
+    for (const auto &[name, v] : r["tuning"].items()) t += (t.empty() ? "" : " ") + name + "=" + str(v);
+    line("tuning", t);
+  }
   line("format", str(r.value("format", "")));
   line("target", str(r.value("target_id", "")));
   for (const auto &k : r.value("kernels", nlohmann::json::array())) {

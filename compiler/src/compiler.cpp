@@ -77,6 +77,9 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   (*report)["workgroup_size"] = {plan->geometry.block_x, 1, 1};
   (*report)["grid"] = {plan->geometry.grid_x(c.n), plan->geometry.grid_y(m_launch), 1};
   (*report)["toolchain"] = fingerprint();
+  nlohmann::json tuning = nlohmann::json::object();
+  for (const std::string &name : plan->tuning_keys) tuning[name] = std::stoll(plan->params.at(name));
+  if (!tuning.empty()) (*report)["tuning"] = tuning;
 
   CompiledKernel out;
   KernelBinary &kb = out.binary;

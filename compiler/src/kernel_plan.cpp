@@ -102,6 +102,7 @@ void plan_gemv(KernelPlan &p) {
   P["BLOCK"] = fmt::format("{}", wave * block_waves);
   P["PARTIALS"] = fmt::format("{}", block_waves * acc);
   p.params["COMBINE"] = t.ksplit > 1 ? "combine_workgroup" : "combine_none";
+  p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
 }
 
@@ -255,6 +256,7 @@ void plan_mma(KernelPlan &p) {
     P["MMA_PTX_TYPES"] =
         bf16 ? "multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>," : "";
   }
+  p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS"};
   p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.tile_w), false,
                 uint32_t(c.m_max > m_block ? m_block : 0)};
 }

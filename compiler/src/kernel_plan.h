@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gatejit/contract.h"
 #include "gatejit/kernel_binary.h"
@@ -18,6 +19,9 @@ struct KernelPlan {
   std::string symbol;
   LaunchGeometry geometry;
   TemplateParams params;     // ${NAME} values for the template text
+  // The tuning table's choices for this contract (reported as "tuning"), e.g.
+  // {"KSPLIT": 32, "VECS": 2, ...}; empty for generic.
+  std::vector<std::string> tuning_keys;
 };
 
 // `c` must be normalised.

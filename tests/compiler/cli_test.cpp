@@ -85,6 +85,11 @@ TEST_P(CliCompile, JsonReportHasTheFields) {
   EXPECT_GT(j["compile_ms"].get<double>(), 0.0);
   // The seed contract: gemv on gfx9xx, mma on sm_90 (M = 1 at N <= 2048).
   EXPECT_EQ(j["template"], t == Target::kSm90 ? "mma" : "gemv");
+  // What the tuning table chose, as the library reports it.
+  ASSERT_TRUE(j.contains("tuning") && j["tuning"].is_object()) << j.dump();
+  EXPECT_EQ(j["tuning"], expected["tuning"]);
+  EXPECT_TRUE(j["tuning"].contains("KSPLIT") && j["tuning"].contains("UNROLL")) << j["tuning"].dump();
+  if (t == Target::kSm90) EXPECT_EQ(j["tuning"].value("VECS", 0), 2) << j["tuning"].dump();
   EXPECT_EQ(j["target_id"], expected["target_id"]);
   EXPECT_EQ(j["grid"], expected["grid"]);
   EXPECT_EQ(j["workgroup_size"], expected["workgroup_size"]);
