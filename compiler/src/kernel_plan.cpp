@@ -111,8 +111,8 @@ void plan_gemv(KernelPlan &p) {
 // on gfx950), 16 hidden rows per tile. One wave: RT weight tiles x MT hidden
 // tiles, 1 / KSPLIT of the K steps.
 struct MmaTuning {
-  int64_t tile_w, h_loads, h_stride;  // from the instruction's fragment layout
-  int64_t rt, ksplit, unroll;
+  int64_t tile_w = 0, h_loads = 0, h_stride = 0;  // from the instruction's fragment layout
+  int64_t rt = 1, ksplit = 1, unroll = 1;          // unroll: the cap before the divisor rule
   int64_t vecs = 1;  // 16-byte vectors per lane and row in one step (K run of 16 * vecs bytes)
   int64_t groups = 1;  // column groups per block: their warps with the same K slice share hidden loads in L1
 };
@@ -143,8 +143,7 @@ void apply_tuning_override(MmaTuning &t, int64_t &budget) {
   }
 }
 
-template <typename FullSteps>
-MmaTuning mma_tuning(const Contract &c, int64_t mt, FullSteps full_steps_for_vecs) {
+MmaTuning mma_tuning(const Contract &c, int64_t mt) {
   // The table, from the sm_90 sweeps (v9-v10 in docs/perf-notes.md, N = 1536):
   //  - VECS 2: each lane loads 32 contiguous bytes per row, so the lanes that
   //    share a row fill whole 128-byte lines (v10: 11.2 -> 8.4 us at M <= 8
@@ -157,9 +156,9 @@ MmaTuning mma_tuning(const Contract &c, int64_t mt, FullSteps full_steps_for_vec
   // with the seed's 256-thread workgroups.
   MmaTuning t;
   if (target_is_amdgpu(c.target)) {
-    t = {16, 1, 16, 1, 4, 8, 2};
+    t = {.tile_w = 16, .h_loads = 1, .h_stride = 16, .rt = 1, .ksplit = 4, .unroll = 8, .vecs = 2};
   } else {
-    t = {8, 2, 8, 1, 16, 8, 2};
+    t = {.tile_w = 8, .h_loads = 2, .h_stride = 8, .rt = 1, .ksplit = 16, .unroll = 8, .vecs = 2};
   }
   // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
   if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
@@ -184,13 +183,15 @@ MmaTuning mma_tuning(const Contract &c, int64_t mt, FullSteps full_steps_for_vec
   const int64_t wave = target_wave_size(c.target);
   const int64_t smem_limit = target_is_amdgpu(c.target) ? 64 * 1024 : 48 * 1024;
   while (t.ksplit > 1 && t.groups * t.ksplit * t.rt * mt * 4 * wave * 4 > smem_limit) t.ksplit /= 2;
-  while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;  // 1024 threads per block
+  // At most 1024 threads per block (an override may ask for more).
+  while (t.ksplit > 1 && t.ksplit * wave > 1024) t.ksplit /= 2;
+  while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;
   const int64_t live_h_loads = std::min(mt * t.h_loads, (c.m_max + t.h_stride - 1) / t.h_stride);
   const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
   const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);
   // The largest UNROLL <= cap that divides each wave's full steps: no step
   // falls to the one-at-a-time tail loop.
-  const int64_t j_full = full_steps_for_vecs(t.vecs) / t.ksplit;
+  const int64_t j_full = c.k / (kMmaInstrK * t.vecs) / t.ksplit;
   t.unroll = 1;
   for (int64_t u = cap; u >= 1; --u)
     if (j_full % u == 0) { t.unroll = u; break; }
@@ -203,7 +204,7 @@ void plan_mma(KernelPlan &p) {
   const int64_t wave = target_wave_size(c.target);
   const int64_t mt = std::min<int64_t>((c.m_max + 15) / 16, kMmaMaxHiddenTiles);
   const int64_t m_block = mt * 16;
-  MmaTuning t = mma_tuning(c, mt, [&](int64_t vecs) { return c.k / (kMmaInstrK * vecs); });
+  MmaTuning t = mma_tuning(c, mt);
   const int64_t kstep = kMmaInstrK * t.vecs;
   const int64_t s_all = (c.k + kstep - 1) / kstep;
   const int64_t s_full = c.k / kstep;
