@@ -163,13 +163,13 @@ MmaTuning mma_tuning(const Contract &c, int64_t mt) {
   // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
   if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
   if (!target_is_amdgpu(c.target)) {
-    // sm_90 KSPLIT: about 4608 warps in the grid (35 per SM), between 8 and
-    // 32 warps per row tile, not only powers of two: 24 at N = 1536, 12 at
-    // 3072, 9 at 4096, 8 from there on (v14: 24 beat 32 by 3-7% at N = 1536,
-    // 14 beat 16 by 4% at 3072; v12: fewer than 8 cost 12% at N = 12288).
-    // At most 16 from M = 16 on (v10, v14: 24 cost 16% there).
+    // sm_90 KSPLIT, measured per grid size (warps per row tile; not a smooth
+    // function of N, v11-v15 in docs/perf-notes.md): 24 up to 192 row tiles
+    // (N = 1536: 3-7% ahead of 32), 14 up to 512 (N = 3072 and 4096: 4% and
+    // 12% ahead of 12, 16 and 8), 8 beyond (N = 12288: fewer cost 12%, 16 the
+    // same). At most 16 from M = 16 on (v10, v14: 24 cost 16% there).
     const int64_t tiles_n = (c.n + t.rt * t.tile_w - 1) / (t.rt * t.tile_w);
-    const int64_t ksplit = std::clamp<int64_t>(4608 / tiles_n, 8, 32);
+    const int64_t ksplit = tiles_n <= 192 ? 24 : tiles_n <= 512 ? 14 : 8;
     t.ksplit = c.m_max > 8 ? std::min<int64_t>(ksplit, 16) : ksplit;
   }
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
