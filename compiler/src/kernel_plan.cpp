@@ -167,10 +167,12 @@ MmaTuning mma_tuning(const Contract &c, int64_t mt) {
     // function of N, v11-v15 in docs/perf-notes.md): 24 up to 192 row tiles
     // (N = 1536: 3-7% ahead of 32), 14 up to 512 (N = 3072 and 4096: 4% and
     // 12% ahead of 12, 16 and 8), 8 beyond (N = 12288: fewer cost 12%, 16 the
-    // same). At most 16 from M = 16 on (v10, v14: 24 cost 16% there).
+    // same). From M = 16 on (two hidden loads per step): 16 up to 192 tiles
+    // (24 cost 16%), 12 up to 512 (N = 3072: 13.6 us, where 14 took 18.5 and
+    // 16 took 14.8), 8 beyond.
     const int64_t tiles_n = (c.n + t.rt * t.tile_w - 1) / (t.rt * t.tile_w);
-    const int64_t ksplit = tiles_n <= 192 ? 24 : tiles_n <= 512 ? 14 : 8;
-    t.ksplit = c.m_max > 8 ? std::min<int64_t>(ksplit, 16) : ksplit;
+    if (c.m_max <= 8) t.ksplit = tiles_n <= 192 ? 24 : tiles_n <= 512 ? 14 : 8;
+    else t.ksplit = tiles_n <= 192 ? 16 : tiles_n <= 512 ? 12 : 8;
   }
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
   // weight vectors and the live hidden vectors per VECS, 4 registers each,

@@ -52,12 +52,12 @@ TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string rea
 }  // namespace
 
 bool mma_preferred(Target target, int64_t m_max, int64_t n) {
-  // sm_90: the matrix path wins from M = 2 on, and at M = 1 where N is small
-  // (N = 1536: 7.9 vs 8.8 us; gemv stays ahead at N = 3072 and 12288, where
-  // N alone fills the GPU): docs/perf-notes.md, v10-v11. gfx9xx keeps gemv for
-  // M <= 16 (the seed's structure and the decode-path code checks; unmeasured
-  // there: no AMD GPU is reachable).
-  if (target == Target::kSm90) return m_max >= 2 || n <= 2048;
+  // sm_90: the matrix path wins from M = 2 on, and at M = 1 up to N = 3072
+  // (N = 1536: 7.6 vs 8.8 us, 3072: 12.3 vs 12.7; gemv stays ahead at 12288,
+  // where N alone fills the GPU): docs/perf-notes.md, v10-v15. gfx9xx keeps
+  // gemv for M <= 16 (the seed's structure and the decode-path code checks;
+  // unmeasured there: no AMD GPU is reachable).
+  if (target == Target::kSm90) return m_max >= 2 || n <= 3072;
   return m_max > kGemvMaxM;
 }
 
