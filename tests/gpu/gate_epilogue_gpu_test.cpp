@@ -228,7 +228,7 @@ std::vector<Case> gemv_cases() {
 INSTANTIATE_TEST_SUITE_P(Sm90, GemvMatrix, ::testing::ValuesIn(gemv_cases()),
                          [](const auto &info) { return case_name(info.param); });
 
-// --- The mma template, as the loader chooses it (sm_90: M >= 2, and M = 1 at N <= 2048)
+// --- The mma template, as the loader chooses it (sm_90: M >= 2, and M = 1 at N <= 3072)
 
 class MmaMatrix : public GpuTest, public ::testing::WithParamInterface<Case> {};
 TEST_P(MmaMatrix, MatchesBoundaryReference) { run_and_check(GetParam()); }

@@ -129,7 +129,7 @@ TEST(TemplateChoice, GemvWhereItFitsGenericWithAReasonElsewhere) {
 }
 
 // The crossover (docs/templates.md): sm_90 takes mma from M = 2 (and at M = 1
-// for N <= 2048), gfx950 above M = 16; forcing a template that cannot serve is an error naming it.
+// for N <= 3072), gfx950 above M = 16; forcing a template that cannot serve is an error naming it.
 TEST(TemplateChoice, MmaCrossoverPerTarget) {
   auto kind = [](Target t, int64_t m) {
     Contract c = seed();
