@@ -92,11 +92,11 @@ StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) 
   c.act = a.act == GATEJIT_SIGMOID ? Activation::kSigmoid : Activation::kSilu;
   c.rounding = a.rounding == GATEJIT_ROUNDING_BOUNDARY ? Rounding::kBoundary : Rounding::kFused;
   const int64_t eb = dtype_bytes(c.dtype_out);
-  const int64_t align = std::min(provable_alignment(a), lowest_alignment({&a.attn, &a.out}) < eb
-                                                            ? lowest_alignment({&a.attn, &a.out})
-                                                            : int64_t(256));
-  if (align < eb)
-    return invalid_argument("alignment: a base pointer or row stride is only " + std::to_string(align) +
+  const int64_t align = provable_alignment(a);
+  // Every tensor, attn and out included, must reach the element size.
+  const int64_t weakest = std::min(align, lowest_alignment({&a.attn, &a.out}));
+  if (weakest < eb)
+    return invalid_argument("alignment: a base pointer or row stride is only " + std::to_string(weakest) +
                             "-byte aligned, less than the element size " + std::to_string(eb));
   c.align = align;
   return normalize(c);
