@@ -43,10 +43,9 @@ std::vector<std::pair<Contract, std::string>> specialised_candidates(const Templ
   int64_t mma_bucket = 0;
   for (int64_t b : kMmaBuckets)
     if (c.m_max <= b) { mma_bucket = b; break; }
-  const bool mma_ok = c.target != Target::kGfx942;
   if (choice.kind == TemplateKind::kGemv) {
     add_bucket(TemplateKind::kGemv, kGemvMaxM);
-    if (mma_ok) add_bucket(TemplateKind::kMma, kGemvMaxM);
+    if (mma_available(c.target)) add_bucket(TemplateKind::kMma, kGemvMaxM);
   } else {
     if (mma_bucket) add_bucket(TemplateKind::kMma, mma_bucket);
     if (c.m_max <= kGemvMaxM) add_bucket(TemplateKind::kGemv, kGemvMaxM);

@@ -135,12 +135,18 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key) {
   return Status::Ok();
 }
 
-StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &args) {
+StatusOr<Contract> RuntimeCore::call_contract(const gatejit_gate_args_t &args) {
   auto target = device_target(args.device_kind, args.device_ordinal);
   if (!target.ok()) return target.status();
   auto contract = derive_contract(args, *target);
   if (!contract.ok()) return contract.status();
   contract->template_kind = template_kind_;
+  return contract;
+}
+
+StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &args) {
+  auto contract = call_contract(args);
+  if (!contract.ok()) return contract.status();
   const CallKey key{*contract, int(args.device_kind), args.device_ordinal};
   Slot *slot = nullptr;
   {
@@ -200,11 +206,8 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
 }
 
 StatusOr<std::string> RuntimeCore::explain(const gatejit_gate_args_t &args) {
-  auto target = device_target(args.device_kind, args.device_ordinal);
-  if (!target.ok()) return target.status();
-  auto contract = derive_contract(args, *target);
+  auto contract = call_contract(args);
   if (!contract.ok()) return contract.status();
-  contract->template_kind = template_kind_;
   return resolver_.explain(*contract);
 }
 

@@ -80,6 +80,9 @@ class RuntimeCore {
 
   StatusOr<DeviceBackend *> backend_for(gatejit_device_kind_t kind);
   StatusOr<Target> device_target(gatejit_device_kind_t kind, int ordinal);
+  // The contract of a call: the device's target, the descriptors, and the
+  // GATEJIT_TEMPLATE override.
+  StatusOr<Contract> call_contract(const gatejit_gate_args_t &args);
   StatusOr<Slot *> slot_for(const gatejit_gate_args_t &args);
   Status resolve_into(Slot &slot, const CallKey &key);
   StatusOr<FunctionHandle> module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb);

@@ -35,8 +35,9 @@ std::optional<std::string> gemv_refusal(const Contract &c) {
 
 std::optional<std::string> mma_refusal(const Contract &c) {
   if (auto layout = vector_layout_refusal(c, "mma")) return layout;
-  if (c.target == Target::kGfx942)
-    return std::string("target gfx942: the mma template uses the 16x16x32 bf16/f16 MFMA, which is gfx950's");
+  if (!mma_available(c.target))
+    return std::string("target ") + target_name(c.target) +
+           ": the mma template uses the 16x16x32 bf16/f16 MFMA, which is gfx950's";
   return std::nullopt;
 }
 
@@ -50,6 +51,8 @@ TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string rea
 }
 
 }  // namespace
+
+bool mma_available(Target target) { return target != Target::kGfx942; }
 
 bool mma_preferred(Target target, int64_t m_max, int64_t n) {
   // sm_90: the matrix path wins from M = 2 on, and at M = 1 up to N = 3072

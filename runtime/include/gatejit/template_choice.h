@@ -12,6 +12,10 @@ namespace gatejit {
 // (grid y tiles M past one block's rows), on sm_90 and gfx950.
 inline constexpr int64_t kGemvMaxM = 16;
 
+// Whether `target` has the mma template's instruction (gfx942's MFMA shapes
+// differ: no mma there).
+bool mma_available(Target target);
+
 // Whether `auto` picks mma over gemv for this target, M bound and N (the
 // crossover, from measurements: docs/perf-notes.md).
 bool mma_preferred(Target target, int64_t m_max, int64_t n);
