@@ -131,7 +131,6 @@ module attributes {gpu.container_module} {
       // Accumulator element (tile, i) is finished by wave (tile * 4 + i) mod
       // KSPLIT of the group: it sums the KSPLIT partials in order, applies the
       // epilogue and stores.
-      %rt = arith.constant ${RT} : index
       %mt = arith.constant ${MT} : index
       %tile_w = arith.constant ${TILE_W} : index
       %c16 = arith.constant 16 : index
@@ -211,7 +210,6 @@ module attributes {gpu.container_module} {
       %ksplit = arith.constant ${KSPLIT} : index
       %kstep = arith.constant ${KSTEP} : index
       %s_all = arith.constant ${S_ALL} : index
-      %k = arith.constant ${K} : index
       %rt = arith.constant ${RT} : index
       %mt = arith.constant ${MT} : index
       %hl = arith.constant ${H_LOADS} : index
