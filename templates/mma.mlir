@@ -1,8 +1,8 @@
 // mma: the matrix-core template, any M (decode on sm_90, batched decode and
-// prefill on both targets; grid y tiles M past 128 rows). The product runs on
-// the matrix instructions, with the operands swapped the way small-M GEMMs
-// want them: hidden is the M-side operand A (tiles of 16 rows, rows past M
-// padded), the weight is B (TILE_W weight rows = output columns per tile), so
+// prefill on both targets; grid y tiles M past one block's M_BLOCK rows). The
+// product runs on the matrix instructions, with the operands swapped the way
+// small-M GEMMs want them: hidden is the M-side operand A (tiles of 16 rows,
+// rows past M padded), the weight is B (TILE_W weight rows = output columns per tile), so
 // the weight, the only large operand, is streamed once in 16-byte vectors
 // straight from global memory into fragment registers.
 //

@@ -115,8 +115,9 @@ struct MmaTuning {
   int64_t rt = 1, ksplit = 1, unroll = 1;          // unroll: the cap before the divisor rule
   int64_t vecs = 1;  // 16-byte vectors per lane and row in one step (K run of 16 * vecs bytes)
   int64_t groups = 1;  // column groups per block: their warps with the same K slice share hidden loads in L1
+  int64_t max_mt = 8;  // hidden tiles per block at most (16 rows each); grid y tiles the rest of M
+  int64_t mt = 1;      // hidden tiles per block: min(ceil(M_MAX / 16), max_mt)
 };
-constexpr int64_t kMmaMaxHiddenTiles = 8;  // 128 hidden rows per block; grid y tiles the rest
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
 
 // GATEJIT_MMA_TUNING="rt=2,ksplit=4,budget=64": a development override of
@@ -140,10 +141,11 @@ void apply_tuning_override(MmaTuning &t, int64_t &budget) {
     else if (key == "budget") budget = value;
     else if (key == "vecs") t.vecs = value;
     else if (key == "groups") t.groups = value;
+    else if (key == "mtiles") t.max_mt = value;
   }
 }
 
-MmaTuning mma_tuning(const Contract &c, int64_t mt) {
+MmaTuning mma_tuning(const Contract &c) {
   // The table, from the sm_90 sweeps (v9-v10 in docs/perf-notes.md, N = 1536):
   //  - VECS 2: each lane loads 32 contiguous bytes per row, so the lanes that
   //    share a row fill whole 128-byte lines (v10: 11.2 -> 8.4 us at M <= 8
@@ -173,12 +175,23 @@ MmaTuning mma_tuning(const Contract &c, int64_t mt) {
     const int64_t tiles_n = (c.n + t.rt * t.tile_w - 1) / (t.rt * t.tile_w);
     if (c.m_max <= 8) t.ksplit = tiles_n <= 192 ? 24 : tiles_n <= 512 ? 14 : 8;
     else t.ksplit = tiles_n <= 192 ? 16 : tiles_n <= 512 ? 12 : 8;
+    // Above M = 32: blocks of 32 hidden rows (grid y tiles M), KSPLIT 8 up
+    // to M = 64 and 4 beyond (v17, N = 1536: M = 64 22.7 -> 18.5 us, M = 128
+    // 57.8 -> 30.9, M = 512 117 -> 92; M = 2048 the same, 345 -> 349).
+    // 128-row blocks held one warp's 8 x 2 tiles of partials per K slice, so
+    // the workgroup-memory cap left 4 warps per block and 96 blocks in all.
+    if (c.m_max > 32) {
+      t.max_mt = 2;
+      t.ksplit = std::min<int64_t>(t.ksplit, c.m_max <= 64 ? 8 : 4);
+    }
   }
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
   // weight vectors and the live hidden vectors per VECS, 4 registers each,
   // within a budget of 128 (v10: 64 and 192 measured the same).
   int64_t budget = 128;
   apply_tuning_override(t, budget);
+  t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
+  const int64_t mt = t.mt;
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
   // workgroup memory a kernel gets without opting in: 48 KiB static shared
   // memory on sm_90; 64 KiB on gfx950 (of 160), to leave room for two workgroups.
@@ -204,9 +217,9 @@ void plan_mma(KernelPlan &p) {
   const Contract &c = p.contract;
   const bool amd = target_is_amdgpu(c.target);
   const int64_t wave = target_wave_size(c.target);
-  const int64_t mt = std::min<int64_t>((c.m_max + 15) / 16, kMmaMaxHiddenTiles);
+  MmaTuning t = mma_tuning(c);
+  const int64_t mt = t.mt;
   const int64_t m_block = mt * 16;
-  MmaTuning t = mma_tuning(c, mt);
   const int64_t kstep = kMmaInstrK * t.vecs;
   const int64_t s_all = (c.k + kstep - 1) / kstep;
   const int64_t s_full = c.k / kstep;

@@ -146,11 +146,12 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const int64_t m_launch = p.m == 0 ? 16 : p.m;
   EXPECT_GE(int64_t(r["grid"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
-  // Grid rows cover M: one per row (generic), one per 128 hidden rows (mma
-  // past one block's rows), or a single one.
+  // Grid rows cover M: one per row (generic); for mma one per block of hidden
+  // rows (128 on gfx950; 32 on sm_90 above M = 32), or a single one.
+  const int64_t mma_rows = p.target == Target::kSm90 && m_launch > 32 ? 32 : 128;
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
-                                 : expected_template == "mma" && m_launch > 128 ? uint32_t((m_launch + 127) / 128)
-                                                                                : 1u;
+                                 : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
+                                                              : 1u;
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), expected_rows);
   EXPECT_EQ(r["workgroup_size"][0].get<uint32_t>(), kb.geometry.block_x);
   EXPECT_EQ(kb.geometry.block_x % target_wave_size(p.target), 0u);

@@ -356,6 +356,104 @@ TEST_F(GpuTest, GraphReplayFollowsNewInputs) {
   drv->cuStreamDestroy(stream);
 }
 
+// --- Back-to-back kernels on one stream keep producer order -----------------------
+
+// A chain of kSteps calls on one stream, each reading as hidden (N = K) and as
+// attn the output of the call before it, with no synchronisation in between:
+//   x[i + 1] = x[i] * act(x[i] @ W^T)
+// A launch that did not order after its producer (a wrong stream, a launch
+// attribute that lets it start early: v16 in docs/perf-notes.md tried one)
+// would read the NaN poison of x[i]. Run directly and as a replayed graph (how
+// the benchmarks and the serving engines launch); every step is checked
+// against the reference computed from the step's actual input.
+struct ChainCase {
+  int64_t m, nk;
+  std::string expect;
+};
+class BackToBackChain : public GpuTest, public ::testing::WithParamInterface<ChainCase> {};
+
+TEST_P(BackToBackChain, EveryStepSeesItsProducersOutput) {
+  constexpr int kSteps = 8;
+  const ChainCase cc = GetParam();
+  const Case c{cc.m, cc.nk, cc.nk, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, cc.expect};
+  SCOPED_TRACE(case_name(c));
+  const Driver *drv = driver(nullptr);
+  Buffers b = make(c);  // x[0] = b.hidden, weight = b.weight
+  std::vector<std::unique_ptr<DeviceBuffer>> x;
+  x.push_back(std::move(b.d_hidden));
+  for (int i = 0; i < kSteps; ++i) x.push_back(std::make_unique<DeviceBuffer>(b.hidden.bytes.size()));
+  auto step_args = [&](int i) {
+    gatejit_gate_args_t a = b.args;
+    a.hidden.data = a.attn.data = x[i]->ptr();
+    a.attn.ld = a.hidden.ld;
+    a.out.data = x[i + 1]->ptr();
+    return a;
+  };
+  char *text = nullptr;
+  gatejit_gate_args_t first = step_args(0);
+  ASSERT_EQ(expect_ok(gatejit_explain(rt_, &first, &text)), "");
+  EXPECT_NE(std::string(text ? text : "").find(c.expect), std::string::npos) << (text ? text : "");
+  gatejit_string_free(text);
+  CUstream stream = nullptr;
+  check(drv->cuStreamCreate(&stream, 1 /* non-blocking */), "cuStreamCreate");
+
+  auto verify_chain = [&](const char *how) {
+    HostTensor in = b.hidden;
+    for (int i = 0; i < kSteps; ++i) {
+      HostTensor out = reference::make_tensor(c.dtype, c.m, c.n, c.n);
+      x[i + 1]->download(out.bytes.data(), out.bytes.size());
+      reference::GateProblem p{c.act, c.rounding, &in, &b.weight, &in};
+      const auto r = reference::check_gate(p, out);
+      EXPECT_EQ(r.unwritten, 0) << how << ", step " << i << ": elements left as the NaN poison";
+      EXPECT_EQ(r.mismatches, 0) << how << ", step " << i << ": " << r.first_failure;
+      g_totals.cases++;
+      g_totals.elements += r.checked;
+      g_totals.exact_required += r.exact_required;
+      in = std::move(out);
+    }
+  };
+  auto poison_chain = [&] {
+    for (int i = 1; i <= kSteps; ++i) poison(*x[i], c.dtype);
+  };
+
+  poison_chain();
+  for (int i = 0; i < kSteps; ++i) {
+    gatejit_gate_args_t a = step_args(i);
+    a.stream = stream;
+    ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &a)), "") << "step " << i;
+  }
+  check(drv->cuStreamSynchronize(stream), "cuStreamSynchronize");
+  verify_chain("stream");
+
+  check(drv->cuStreamBeginCapture(stream, 0 /* global */), "cuStreamBeginCapture");
+  std::string launched;
+  for (int i = 0; i < kSteps && launched.empty(); ++i) {
+    gatejit_gate_args_t a = step_args(i);
+    a.stream = stream;
+    launched = expect_ok(gatejit_gate_epilogue(rt_, &a));
+  }
+  CUgraph graph = nullptr;
+  check(drv->cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+  ASSERT_EQ(launched, "");
+  CUgraphExec exec = nullptr;
+  check(drv->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  for (int replay = 0; replay < 2; ++replay) {
+    poison_chain();
+    check(drv->cuGraphLaunch(exec, stream), "cuGraphLaunch");
+    check(drv->cuStreamSynchronize(stream), "cuStreamSynchronize");
+    verify_chain(replay == 0 ? "graph replay 0" : "graph replay 1");
+  }
+  drv->cuGraphExecDestroy(exec);
+  drv->cuGraphDestroy(graph);
+  drv->cuStreamDestroy(stream);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gpu, BackToBackChain,
+    ::testing::Values(ChainCase{4, 2048, "specialised mma"}, ChainCase{1, 4096, "specialised gemv"},
+                      ChainCase{64, 2048, "specialised mma"}),
+    [](const auto &info) { return "m" + std::to_string(info.param.m) + "_nk" + std::to_string(info.param.nk); });
+
 // --- Errors reach the caller as statuses ------------------------------------------
 
 TEST_F(GpuTest, ShapeMismatchIsAnErrorNamingTheField) {

@@ -542,3 +542,39 @@ TEST(BundleFormatTest, UnknownEntryFlagsAreUnsupported) {
 
 }  // namespace
 }  // namespace gatejit
+
+namespace gatejit {
+namespace {
+
+// An entry written before the optional m_per_block field existed (before the
+// mma template) loads with one grid row, which is what its kernel expects.
+TEST(KernelBinaryTest, EntryWithoutMPerBlockLoadsWithOneGridRow) {
+  KernelBinary kb = make_kernel(Target::kSm90, 3072, 64);
+  ASSERT_EQ(kb.geometry.m_per_block, 128u);
+  const std::vector<uint8_t> full = encode_kernel_binary(kb);
+  // The metadata JSON sits after "GJKB" | u32 version | u32 length.
+  uint32_t meta_len = 0;
+  for (int i = 0; i < 4; ++i) meta_len |= uint32_t(full[8 + i]) << (8 * i);
+  std::string meta(full.begin() + 12, full.begin() + 12 + meta_len);
+  const std::string field = ",\"m_per_block\":128";
+  const size_t at = meta.find(field);
+  ASSERT_NE(at, std::string::npos) << meta;
+  meta.erase(at, field.size());
+  std::vector<uint8_t> old(full.begin(), full.begin() + 8);
+  for (int i = 0; i < 4; ++i) old.push_back(uint8_t(meta.size() >> (8 * i)));
+  old.insert(old.end(), meta.begin(), meta.end());
+  old.insert(old.end(), full.begin() + 12 + meta_len, full.end() - 8);  // code length and code
+  const uint64_t sum = XXH3_64bits(old.data(), old.size());
+  for (int i = 0; i < 8; ++i) old.push_back(uint8_t(sum >> (8 * i)));
+
+  auto decoded = decode_kernel_binary(old);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded->geometry.m_per_block, 0u);
+  EXPECT_EQ(decoded->code, kb.code);
+  auto again = decode_kernel_binary(full);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  expect_same(*again, kb);
+}
+
+}  // namespace
+}  // namespace gatejit
