@@ -16,6 +16,9 @@ Per configuration it times:
   copy           a device-to-device copy that moves the same bytes (half read, half
                  written), timed like the kernels: what one memory-bound kernel
                  of this size costs in practice (launch, ramp-up and tail included).
+  read           torch.sum over the same bytes: a library reduction that reads this
+                 much and writes one number. For scale only, not a bound (a general
+                 reduction is no tuned stream).
   gemv / mma (forced)  for M <= 16, the template the loader did not pick, from a
                  second runtime created with GATEJIT_TEMPLATE=gemv or =mma (the crossover).
 
@@ -49,11 +52,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from graph_timing import TARGET_REPLAY_US, GraphTimer  # noqa: E402
 K_SEED = 7168
 ROTATE_BYTES = 256 * 2**20  # the weights of one graph span at least this much
 MIN_SETS = 4
-TARGET_REPLAY_US = 300.0  # a replay should take at least this long (amortises launch)
-MAX_LOOPS = 64
 
 
 def configs(quick: bool):
@@ -104,17 +107,13 @@ def main() -> int:
     device = torch.device("cuda", torch.cuda.current_device())
     dtype = torch.bfloat16
     elem = 2
-    budget_s = 0.15 if args.quick else 0.5  # timed replays per method and configuration
-    max_reps = 20 if args.quick else 50
     started = time.time()
 
     def log(msg):
         print(f"[{time.time() - started:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
-    def sleep_gpu(ms):
-        """Keeps the GPU busy while the host queues the timed work (when torch offers it)."""
-        if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(int(ms * 2.0e6))  # cycles at ~2 GHz
+    timer = GraphTimer(torch, device, budget_s=0.15 if args.quick else 0.5, max_reps=20 if args.quick else 50)
+    measure = timer.measure
 
     # -- copy bandwidth: the floor's denominator ------------------------------------------
     copy_bytes = (1 if args.quick else 2) * 2**30
@@ -124,7 +123,7 @@ def main() -> int:
         dst.copy_(src)
     torch.cuda.synchronize()
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(10)]
-    sleep_gpu(5)
+    timer.sleep_gpu(5)
     for a, b in events:
         a.record()
         dst.copy_(src)
@@ -158,51 +157,6 @@ def main() -> int:
             compile_note = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
 
     # -- helpers ------------------------------------------------------------------------------
-    def capture(call, sets, loops):
-        """A CUDA graph making `loops` passes of call(i) over every set i."""
-        side = torch.cuda.Stream(device=device)
-        side.wait_stream(torch.cuda.current_stream(device))
-        with torch.cuda.stream(side):  # warm-up off the default stream, as torch advises before capture
-            for i in range(sets):
-                call(i)
-        torch.cuda.current_stream(device).wait_stream(side)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(loops):
-                for i in range(sets):
-                    call(i)
-        return graph
-
-    def time_replays(graph, reps):
-        graph.replay()
-        torch.cuda.synchronize()
-        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-        sleep_gpu(2)
-        for a, b in pairs:
-            a.record()
-            graph.replay()
-            b.record()
-        torch.cuda.synchronize()
-        return [a.elapsed_time(b) * 1e3 for a, b in pairs]  # µs per replay
-
-    def measure(call, sets):
-        """Median µs per call, the samples, and how they were taken."""
-        graph = capture(call, sets, 1)
-        probe = statistics.median(time_replays(graph, 3))
-        loops = 1
-        if probe < TARGET_REPLAY_US:
-            loops = min(MAX_LOOPS, math.ceil(TARGET_REPLAY_US / max(probe, 1e-3)))
-            del graph
-            graph = capture(call, sets, loops)
-        calls = sets * loops
-        replay_us = probe * loops
-        reps = max(3, min(max_reps, int(budget_s * 1e6 / max(replay_us, 1e-3))))
-        samples = [t / calls for t in time_replays(graph, reps)]
-        del graph
-        return statistics.median(samples), {"calls_per_replay": calls, "replays": reps,
-                                            "samples_us": [round(s, 4) for s in samples]}
-
     def error_text(e):
         text = str(e).strip().splitlines()
         return f"failed: {type(e).__name__}: {text[0][:200] if text else ''}"
@@ -268,6 +222,15 @@ def main() -> int:
             except Exception as e:  # noqa: BLE001
                 row[name + "_us"] = error_text(e)
 
+        # The same bytes read by one reduction kernel, rotating too.
+        try:
+            read_sets = max(MIN_SETS, math.ceil(ROTATE_BYTES / row["bytes_moved"]))
+            blobs = [torch.ones(row["bytes_moved"] // 2, dtype=dtype, device=device) for _ in range(read_sets)]
+            row["read_us"], row["read_timing"] = measure(lambda i: blobs[i].sum(dtype=torch.float32), read_sets)
+            del blobs
+        except Exception as e:  # noqa: BLE001
+            row["read_us"] = error_text(e)
+
         # The same bytes through a plain copy (read half, write half), rotating too.
         try:
             half = row["bytes_moved"] // 2
@@ -304,7 +267,8 @@ def main() -> int:
                     row["speedup_vs_" + key[:-3]] = row[key] / g
         results.append(row)
         log(f"M={m} N={n} K={k}: gatejit {fmt(row['gatejit_us'], '.2f')} µs, floor {row['floor_us']:.2f} µs, "
-            f"copy {fmt(row.get('copy_us'), '.2f')} µs, gemv {fmt(row.get('gemv_us', '-'), '.2f')} µs, "
+            f"read {fmt(row.get('read_us'), '.2f')} µs, copy {fmt(row.get('copy_us'), '.2f')} µs, "
+            f"gemv {fmt(row.get('gemv_us', '-'), '.2f')} µs, "
             f"mma {fmt(row.get('mma_us', '-'), '.2f')} µs, "
             f"torch {fmt(row['torch_us'], '.2f')} µs, compile {fmt(row.get('compile_us'), '.2f')} µs")
         hs = ws = ats = outs = None  # free this configuration's tensors
@@ -312,15 +276,16 @@ def main() -> int:
         torch.cuda.empty_cache()
 
     # -- report -------------------------------------------------------------------------------
-    lines = ["| config | gatejit path | gatejit µs | floor µs | gatejit / floor | copy µs (same bytes) "
-             "| gemv µs (forced) | mma µs (forced) | torch µs | torch.compile µs | speedup vs torch "
-             "| speedup vs compile |", "|" + "---|" * 12]
+    lines = ["| config | gatejit path | gatejit µs | floor µs | gatejit / floor | read µs (same bytes) "
+             "| copy µs (same bytes) | gemv µs (forced) | mma µs (forced) | torch µs | torch.compile µs "
+             "| speedup vs torch | speedup vs compile |", "|" + "---|" * 13]
     for r in results:
         path = r.get("gatejit_path", "")
         short = next((t for t in ("gemv", "mma", "generic") if path.startswith(t) or path.startswith("specialised " + t)), "?")
         lines.append(
             f"| M={r['m']} N={r['n']} K={r['k']} | {short} | {fmt(r['gatejit_us'], '.2f')} | {r['floor_us']:.2f} "
-            f"| {fmt(r.get('ratio_to_floor', '-'), '.2f')} | {fmt(r.get('copy_us', '-'), '.2f')} "
+            f"| {fmt(r.get('ratio_to_floor', '-'), '.2f')} | {fmt(r.get('read_us', '-'), '.2f')} "
+            f"| {fmt(r.get('copy_us', '-'), '.2f')} "
             f"| {fmt(r.get('gemv_us', '-'), '.2f')} | {fmt(r.get('mma_us', '-'), '.2f')} | {fmt(r['torch_us'], '.2f')} "
             f"| {fmt(r['compile_us'], '.2f')} | {fmt(r.get('speedup_vs_torch', '-'), '.2f')} "
             f"| {fmt(r.get('speedup_vs_compile', '-'), '.2f')} |")

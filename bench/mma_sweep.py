@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Tuning sweep for the mma template on one GPU: the same contracts compiled with
 different tuning overrides (GATEJIT_MMA_TUNING, one bundle per variant, made by
-scripts/prepare_device.sh), timed with gpu_bench.py's method (CUDA-graph replays
-over rotating tensor sets past the L2), in one process and one run.
+scripts/prepare_device.sh), timed with gpu_bench.py's method (graph_timing.py:
+CUDA-graph replays over rotating tensor sets past the L2), in one process and one run.
 
     python3 bench/mma_sweep.py --bundle default=.device/kernels.gjb --bundle rt2=.device/sweep-rt2.gjb \
         --m 1 2 8 16 32 64 128 --json sweep.json
@@ -13,11 +13,12 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from graph_timing import GraphTimer  # noqa: E402
 
 
 def main() -> int:
@@ -42,37 +43,8 @@ def main() -> int:
     finally:
         del os.environ["GATEJIT_TEMPLATE"]
 
-    def time_us(call, sets):
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for i in range(sets):
-                call(i)
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        loops = 8
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for _ in range(loops):
-                for i in range(sets):
-                    call(i)
-        g.replay()
-        torch.cuda.synchronize()
-        samples = []
-        for _ in range(20):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            g.replay()
-            b.record()
-            b.synchronize()
-            samples.append(a.elapsed_time(b) * 1e3 / (loops * sets))
-        return statistics.median(samples)
-
-    # Warm the clocks before the first timing.
-    x = torch.empty(2**28, dtype=torch.uint8, device=dev)
-    for _ in range(200):
-        x.add_(1)
-    torch.cuda.synchronize()
+    timer = GraphTimer(torch, dev)
+    timer.warm_clocks()
 
     results = []
     gen = torch.Generator(device=dev)
@@ -93,7 +65,8 @@ def main() -> int:
                 err = float((outs[0].float() - ref).abs().max())
                 if not math.isfinite(err) or err > 0.05:
                     raise RuntimeError(f"wrong result (max |diff| {err})")
-                row[name] = round(time_us(lambda i: rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i]), sets), 3)
+                us, _ = timer.measure(lambda i: rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i]), sets)
+                row[name] = round(us, 3)
                 row[name + "_path"] = rt.explain(hs[0], ws[0], ats[0], out=outs[0])
             except Exception as e:  # noqa: BLE001
                 row[name] = f"failed: {e}"
