@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -192,6 +193,27 @@ class GpuTest : public ::testing::Test {
     g_totals.exact_required += r.exact_required;
   }
 
+  // A CUDA graph captured from a stream, destroyed with its instance.
+  struct CapturedGraph {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    ~CapturedGraph() {
+      const Driver *drv = driver(nullptr);
+      if (exec) drv->cuGraphExecDestroy(exec);
+      if (graph) drv->cuGraphDestroy(graph);
+    }
+  };
+  // Captures what `launch` enqueues on `stream` and instantiates it; returns
+  // the launches' error text (empty when they launched).
+  static std::string capture(CUstream stream, const std::function<std::string()> &launch, CapturedGraph &g) {
+    const Driver *drv = driver(nullptr);
+    check(drv->cuStreamBeginCapture(stream, 0 /* global */), "cuStreamBeginCapture");
+    const std::string launched = launch();
+    check(drv->cuStreamEndCapture(stream, &g.graph), "cuStreamEndCapture");
+    if (launched.empty()) check(drv->cuGraphInstantiate(&g.exec, g.graph, 0), "cuGraphInstantiate");
+    return launched;
+  }
+
   gatejit_runtime_t rt_ = nullptr;
 };
 
@@ -335,24 +357,17 @@ TEST_F(GpuTest, GraphReplayFollowsNewInputs) {
   check(drv->cuStreamCreate(&stream, 1 /* non-blocking */), "cuStreamCreate");
   b.args.stream = stream;
   ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &b.args)), "");  // resolve + load outside the capture
-  check(drv->cuStreamBeginCapture(stream, 0 /* global */), "cuStreamBeginCapture");
-  const std::string launch = expect_ok(gatejit_gate_epilogue(rt_, &b.args));
-  CUgraph graph = nullptr;
-  check(drv->cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-  ASSERT_EQ(launch, "");
-  CUgraphExec exec = nullptr;
-  check(drv->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  CapturedGraph g;
+  ASSERT_EQ(capture(stream, [&] { return expect_ok(gatejit_gate_epilogue(rt_, &b.args)); }, g), "");
   for (int replay = 0; replay < 3; ++replay) {
     randomize(b, c);  // new inputs, same buffers
     upload(b, c);
-    check(drv->cuGraphLaunch(exec, stream), "cuGraphLaunch");
+    check(drv->cuGraphLaunch(g.exec, stream), "cuGraphLaunch");
     check(drv->cuStreamSynchronize(stream), "cuStreamSynchronize");
     const auto r = verify(b, c, download_out(b, c), c.rounding);
     EXPECT_EQ(r.mismatches, 0) << "replay " << replay << ": " << r.first_failure;
     EXPECT_EQ(r.unwritten, 0);
   }
-  drv->cuGraphExecDestroy(exec);
-  drv->cuGraphDestroy(graph);
   drv->cuStreamDestroy(stream);
 }
 
@@ -425,26 +440,25 @@ TEST_P(BackToBackChain, EveryStepSeesItsProducersOutput) {
   check(drv->cuStreamSynchronize(stream), "cuStreamSynchronize");
   verify_chain("stream");
 
-  check(drv->cuStreamBeginCapture(stream, 0 /* global */), "cuStreamBeginCapture");
-  std::string launched;
-  for (int i = 0; i < kSteps && launched.empty(); ++i) {
-    gatejit_gate_args_t a = step_args(i);
-    a.stream = stream;
-    launched = expect_ok(gatejit_gate_epilogue(rt_, &a));
-  }
-  CUgraph graph = nullptr;
-  check(drv->cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-  ASSERT_EQ(launched, "");
-  CUgraphExec exec = nullptr;
-  check(drv->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
-  for (int replay = 0; replay < 2; ++replay) {
-    poison_chain();
-    check(drv->cuGraphLaunch(exec, stream), "cuGraphLaunch");
+  {
+    CapturedGraph g;
+    const std::string launched = capture(stream, [&] {
+      std::string error;
+      for (int i = 0; i < kSteps && error.empty(); ++i) {
+        gatejit_gate_args_t a = step_args(i);
+        a.stream = stream;
+        error = expect_ok(gatejit_gate_epilogue(rt_, &a));
+      }
+      return error;
+    }, g);
+    ASSERT_EQ(launched, "");
+    for (int replay = 0; replay < 2; ++replay) {
+      poison_chain();
+      check(drv->cuGraphLaunch(g.exec, stream), "cuGraphLaunch");
     check(drv->cuStreamSynchronize(stream), "cuStreamSynchronize");
-    verify_chain(replay == 0 ? "graph replay 0" : "graph replay 1");
+      verify_chain(replay == 0 ? "graph replay 0" : "graph replay 1");
+    }
   }
-  drv->cuGraphExecDestroy(exec);
-  drv->cuGraphDestroy(graph);
   drv->cuStreamDestroy(stream);
 }
 
