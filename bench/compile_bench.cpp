@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "gatejit/compiler/compiler.h"
+#include "support/seed_contract.h"
 #include "gatejit/contract.h"
 
 extern char **environ;
@@ -34,15 +35,7 @@ namespace {
 using gatejit::Contract;
 using gatejit::Target;
 
-// The seed contract: M=1, N=1536, K=7168, bf16, sigmoid.
-Contract seed(Target t) {
-  Contract c;
-  c.target = t;
-  c.m = 1;
-  c.n = 1536;
-  c.k = 7168;
-  return c;
-}
+using gatejit::testing_support::seed;
 
 // Which template each compiles follows the loader's choice (docs/contract.md):
 // seed and m16 are gemv on gfx9xx and mma on sm_90; m128 is mma.

@@ -318,8 +318,7 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, MmaGfx950Code,
 // sm_90's mma kernel: mma.sync m16n8k16 with the dtype's operand type, 16-byte
 // operand loads.
 TEST(PtxCode, MmaUsesMmaSync) {
-  Contract c = seed();
-  c.target = Target::kSm90;
+  Contract c = seed(Target::kSm90);
   c.m = 8;
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -332,8 +331,7 @@ TEST(PtxCode, MmaUsesMmaSync) {
 // The sm_90 seed kernel is PTX that names its target and entry, with 16-byte
 // vector loads (ld.global.v4.b32 / v2.b64 family) for the operands.
 TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
-  Contract c = seed();
-  c.target = Target::kSm90;
+  Contract c = seed(Target::kSm90);
   c.template_kind = TemplateKind::kGemv;  // auto picks mma at this N on sm_90
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -351,8 +349,7 @@ TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
 
 // Where N alone fills the GPU there is no K split and no shared memory.
 TEST(PtxCode, LargeNUsesNoSharedMemory) {
-  Contract c = seed();
-  c.target = Target::kSm90;
+  Contract c = seed(Target::kSm90);
   c.n = 12288;
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();

@@ -1,5 +1,5 @@
 // Helpers shared by the compiler test files: a temporary directory, whole-file
-// reads, running the gatejit tool, the seed contract.
+// reads, running the gatejit tool, the seed contract (support/seed_contract.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gatejit/contract.h"
+#include "support/seed_contract.h"
 
 namespace gatejit::testing_support {
 
@@ -62,16 +63,6 @@ inline CliResult gatejit_cli(const TempDir &dir, const std::string &args) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
-}
-
-// The seed contract: M=1, N=1536, K=7168, bf16, sigmoid.
-inline Contract seed(Target t = Target::kGfx950) {
-  Contract c;
-  c.target = t;
-  c.m = 1;
-  c.n = 1536;
-  c.k = 7168;
-  return c;
 }
 
 }  // namespace gatejit::testing_support

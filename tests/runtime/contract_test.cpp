@@ -5,17 +5,12 @@
 #include "gatejit/contract.h"
 #include "gatejit/contract_json.h"
 #include "gatejit/template_choice.h"
+#include "support/seed_contract.h"
 
 namespace gatejit {
 namespace {
 
-Contract seed() {
-  Contract c;
-  c.m = 1;
-  c.n = 1536;
-  c.k = 7168;
-  return c;
-}
+using testing_support::seed;
 
 std::string error_of(const Contract &c) {
   Status s = validate(c);
