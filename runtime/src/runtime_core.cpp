@@ -13,6 +13,22 @@
 namespace gatejit {
 namespace {
 
+// The entry for `key`, created empty on first use: a lookup under the shared
+// lock (every call after the first), an insert under the exclusive one.
+// Entries are never removed, so the pointer stays valid without the lock.
+template <class Map>
+auto *find_or_create(Map &map, std::shared_mutex &mu, const typename Map::key_type &key) {
+  {
+    std::shared_lock lock(mu);
+    auto it = map.find(key);
+    if (it != map.end()) return it->second.get();
+  }
+  std::unique_lock lock(mu);
+  auto &entry = map[key];
+  if (!entry) entry = std::make_unique<typename Map::mapped_type::element_type>();
+  return entry.get();
+}
+
 bool env_flag(const char *name) {
   const char *v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
@@ -89,18 +105,7 @@ StatusOr<Target> RuntimeCore::device_target(gatejit_device_kind_t kind, int ordi
   if (!backend.ok()) return backend.status();
   if (ordinal < 0) return invalid_argument("device_ordinal = " + std::to_string(ordinal) + ": must be >= 0");
   const int64_t key = (int64_t(kind) << 32) | uint32_t(ordinal);
-  DeviceSlot *slot = nullptr;
-  {
-    std::shared_lock lock(devices_mu_);
-    auto it = devices_.find(key);
-    if (it != devices_.end()) slot = it->second.get();
-  }
-  if (!slot) {
-    std::unique_lock lock(devices_mu_);
-    auto &s = devices_[key];
-    if (!s) s = std::make_unique<DeviceSlot>();
-    slot = s.get();
-  }
+  DeviceSlot *slot = find_or_create(devices_, devices_mu_, key);
   std::call_once(slot->once, [&] { slot->info = (*backend)->device_info(ordinal); });
   if (!slot->info.ok()) return slot->info.status();
   return slot->info->target;
@@ -148,18 +153,7 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
   auto contract = call_contract(args);
   if (!contract.ok()) return contract.status();
   const CallKey key{*contract, int(args.device_kind), args.device_ordinal};
-  Slot *slot = nullptr;
-  {
-    std::shared_lock lock(calls_mu_);
-    auto it = calls_.find(key);
-    if (it != calls_.end()) slot = it->second.get();
-  }
-  if (!slot) {
-    std::unique_lock lock(calls_mu_);
-    auto &s = calls_[key];
-    if (!s) s = std::make_unique<Slot>();
-    slot = s.get();
-  }
+  Slot *slot = find_or_create(calls_, calls_mu_, key);
   if (slot->ready.load(std::memory_order_acquire)) return slot;
   // Only callers of this same contract wait here; the map lock is not held.
   std::lock_guard<std::mutex> lock(slot->mu);
