@@ -76,7 +76,8 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   (*report)["compile_ms"] = compile_ms;
   (*report)["workgroup_size"] = {plan->geometry.block_x, 1, 1};
   (*report)["grid"] = {plan->geometry.grid_x(c.n), plan->geometry.grid_y(m_launch), 1};
-  (*report)["toolchain"] = fingerprint();
+  const std::string toolchain = fingerprint();  // hashes every template: once per compile
+  (*report)["toolchain"] = toolchain;
   nlohmann::json tuning = nlohmann::json::object();
   for (const std::string &name : plan->tuning_keys) tuning[name] = std::stoll(plan->params.at(name));
   if (!tuning.empty()) (*report)["tuning"] = tuning;
@@ -89,7 +90,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   kb.format = target_is_amdgpu(c.target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
   kb.symbol = plan->symbol;
   kb.geometry = plan->geometry;
-  kb.toolchain = fingerprint();
+  kb.toolchain = toolchain;
   kb.code = std::move(*code);
   out.report = std::move(*report);
   kb.report_json = out.report.dump();

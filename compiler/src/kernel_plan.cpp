@@ -51,6 +51,25 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target) {
 }
 constexpr int kGenericBlock = 256;
 
+// The problem as the specialised templates (gemv, mma) see it: sizes, leading
+// dimensions and each buffer's extent in elements.
+void plan_problem(KernelPlan &p) {
+  const Contract &c = p.contract;
+  auto set = [&](const char *name, int64_t v) { p.params[name] = fmt::format("{}", v); };
+  set("M_MAX", c.m_max);
+  set("N", c.n);
+  set("N_LAST", c.n - 1);
+  set("K", c.k);
+  set("LDH", c.ld_hidden);
+  set("LDW", c.ld_weight);
+  set("LDA", c.ld_attn);
+  set("LDO", c.ld_out);
+  set("H_SIZE", (c.m_max - 1) * c.ld_hidden + c.k);
+  set("W_SIZE", (c.n - 1) * c.ld_weight + c.k);
+  set("A_SIZE", (c.m_max - 1) * c.ld_attn + c.n);
+  set("O_SIZE", (c.m_max - 1) * c.ld_out + c.n);
+}
+
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
   const int64_t eb = dtype_bytes(c.dtype_out);
@@ -81,21 +100,9 @@ void plan_gemv(KernelPlan &p) {
   P["K_REM"] = fmt::format("{}", k_groups * t.unroll);
   P["WAVE"] = fmt::format("{}", wave);
   P["VEC"] = fmt::format("{}", vec);
-  P["M_MAX"] = fmt::format("{}", c.m_max);
-  P["N"] = fmt::format("{}", c.n);
-  P["N_LAST"] = fmt::format("{}", c.n - 1);
-  P["K"] = fmt::format("{}", c.k);
   P["KVECS"] = fmt::format("{}", kvecs);
   P["K_FULL"] = fmt::format("{}", k_full);
   P["K_ITERS"] = fmt::format("{}", (kvecs + wave - 1) / wave);
-  P["LDH"] = fmt::format("{}", c.ld_hidden);
-  P["LDW"] = fmt::format("{}", c.ld_weight);
-  P["LDA"] = fmt::format("{}", c.ld_attn);
-  P["LDO"] = fmt::format("{}", c.ld_out);
-  P["H_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_hidden + c.k);
-  P["W_SIZE"] = fmt::format("{}", (c.n - 1) * c.ld_weight + c.k);
-  P["A_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_attn + c.n);
-  P["O_SIZE"] = fmt::format("{}", (c.m_max - 1) * c.ld_out + c.n);
   // Blocks of WAVES column groups, each group KSPLIT waves.
   const int64_t block_waves = waves * t.ksplit;
   P["WAVES"] = fmt::format("{}", block_waves);
@@ -250,18 +257,6 @@ void plan_mma(KernelPlan &p) {
   set("J_GROUPS", j_groups);
   set("J_REM", j_groups * t.unroll);
   set("J_ITERS", (s_all + t.ksplit - 1) / t.ksplit);
-  set("M_MAX", c.m_max);
-  set("N", c.n);
-  set("N_LAST", c.n - 1);
-  set("K", c.k);
-  set("LDH", c.ld_hidden);
-  set("LDW", c.ld_weight);
-  set("LDA", c.ld_attn);
-  set("LDO", c.ld_out);
-  set("H_SIZE", (c.m_max - 1) * c.ld_hidden + c.k);
-  set("W_SIZE", (c.n - 1) * c.ld_weight + c.k);
-  set("A_SIZE", (c.m_max - 1) * c.ld_attn + c.n);
-  set("O_SIZE", (c.m_max - 1) * c.ld_out + c.n);
   set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
   if (!amd) {
     // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as vector<2xf16>.
@@ -306,8 +301,14 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
   p.params["SYMBOL"] = p.symbol;
   p.params["T"] = mlir_type(c.dtype_out);
   switch (p.kind) {
-    case TemplateKind::kGemv: plan_gemv(p); break;
-    case TemplateKind::kMma: plan_mma(p); break;
+    case TemplateKind::kGemv:
+      plan_problem(p);
+      plan_gemv(p);
+      break;
+    case TemplateKind::kMma:
+      plan_problem(p);
+      plan_mma(p);
+      break;
     default: plan_generic(p); break;
   }
   return p;
