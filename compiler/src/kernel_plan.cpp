@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
@@ -128,11 +129,13 @@ struct MmaTuning {
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
 
 // GATEJIT_MMA_TUNING="rt=2,ksplit=4,budget=64": a development override of
-// the table below, for tuning sweeps (bench/mma_sweep.py). It changes code, so
-// the compiler's fingerprint includes it (compiler.cpp).
-void apply_tuning_override(MmaTuning &t, int64_t &budget) {
+// the mma tables below, for tuning sweeps (bench/mma_sweep.py). It changes
+// code, so the compiler's fingerprint includes it (compiler.cpp). Keys that
+// are not numbers > 0 (or 0 for `tiled`) are ignored.
+std::map<std::string, int64_t, std::less<>> tuning_override() {
+  std::map<std::string, int64_t, std::less<>> out;
   const char *env = std::getenv("GATEJIT_MMA_TUNING");
-  if (!env) return;
+  if (!env) return out;
   std::string_view rest(env);
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
@@ -140,9 +143,14 @@ void apply_tuning_override(MmaTuning &t, int64_t &budget) {
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) continue;
-    const std::string_view key = item.substr(0, eq);
     const int64_t value = std::atoll(std::string(item.substr(eq + 1)).c_str());
-    if (value <= 0) continue;
+    if (value > 0 || item.substr(0, eq) == "tiled") out[std::string(item.substr(0, eq))] = value;
+  }
+  return out;
+}
+
+void apply_tuning_override(MmaTuning &t, int64_t &budget) {
+  for (const auto &[key, value] : tuning_override()) {
     if (key == "rt") t.rt = value;
     else if (key == "ksplit") t.ksplit = value;
     else if (key == "budget") budget = value;
@@ -220,6 +228,18 @@ MmaTuning mma_tuning(const Contract &c) {
   return t;
 }
 
+// What the per-target fragment snippet (mma_sm90 / mma_gfx950) needs.
+void set_fragment_params(TemplateParams &P, const Contract &c) {
+  if (target_is_amdgpu(c.target)) return;
+  // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as vector<2xf16>.
+  const bool bf16 = c.dtype_out == DType::kBF16;
+  P["PAIRS_OP"] = bf16 ? "vector.bitcast" : "vector.shape_cast";
+  P["PAIRS_TYPE"] = bf16 ? "vector<4xi32>" : "vector<4x2xf16>";
+  P["PAIR"] = bf16 ? "i32" : "vector<2xf16>";
+  P["MMA_PTX_TYPES"] =
+      bf16 ? "multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>," : "";
+}
+
 void plan_mma(KernelPlan &p) {
   const Contract &c = p.contract;
   const bool amd = target_is_amdgpu(c.target);
@@ -258,18 +278,123 @@ void plan_mma(KernelPlan &p) {
   set("J_REM", j_groups * t.unroll);
   set("J_ITERS", (s_all + t.ksplit - 1) / t.ksplit);
   set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
-  if (!amd) {
-    // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as vector<2xf16>.
-    const bool bf16 = c.dtype_out == DType::kBF16;
-    P["PAIRS_OP"] = bf16 ? "vector.bitcast" : "vector.shape_cast";
-    P["PAIRS_TYPE"] = bf16 ? "vector<4xi32>" : "vector<4x2xf16>";
-    P["PAIR"] = bf16 ? "i32" : "vector<2xf16>";
-    P["MMA_PTX_TYPES"] =
-        bf16 ? "multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>," : "";
-  }
+  set_fragment_params(P, c);
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS"};
   p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.tile_w), false,
                 uint32_t(c.m_max > m_block ? m_block : 0)};
+}
+
+// mma_tiled (templates/mma_tiled.mlir): the GEMM-shaped form of mma, on
+// sm_90 from M = 32 up (docs/perf-notes.md, v20). Block tiles of BN weight
+// rows x BM hidden rows stream K through workgroup memory in STAGES tiles of
+// BK; grid z splits K into SPLITS blocks that meet in a workspace.
+constexpr int64_t kTiledBk = 64;                // K per stage: 128-byte rows, 8 chunks
+constexpr int64_t kTiledWarps = 4;              // 128 threads: 16 rows of 8 chunks per copy pass
+constexpr int64_t kTiledSmemLimit = 48 * 1024;  // static shared memory without opting in
+constexpr int64_t kSm90Sms = 132;               // H100 / H200 SXM
+constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeline to fill
+// Blocks resident per SM: 48 KiB of stages and about 120 registers x 128
+// threads each allow 4; the K split is sized to fill them.
+constexpr int64_t kTiledBlocksPerSm = 4;
+
+struct TiledTuning {
+  int64_t bn = 64, bm = 32, warps_n = 4, stages = 4, splits = 1;
+};
+
+bool mma_tiled_applies(const Contract &c) {
+  if (c.target != Target::kSm90 || c.k % kTiledBk != 0) return false;
+  const auto o = tuning_override();
+  if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
+  return c.m_max >= 32;
+}
+
+bool tiled_shape_ok(const TiledTuning &t) {
+  const int64_t warps_m = kTiledWarps / t.warps_n;
+  return t.warps_n >= 1 && kTiledWarps % t.warps_n == 0 && t.bn % 16 == 0 && t.bm % 16 == 0 &&
+         t.bn % (8 * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
+         2 * (t.bn + t.bm) * kTiledBk * 2 <= kTiledSmemLimit;
+}
+
+TiledTuning tiled_tuning(const Contract &c) {
+  TiledTuning t;
+  t.bm = c.m_max <= 16 ? 16 : c.m_max <= 32 ? 32 : 64;
+  t.warps_n = t.bm >= 64 ? 2 : 4;
+  TiledTuning asked = t;
+  const auto o = tuning_override();
+  auto take = [&](const char *key, int64_t &field) {
+    if (auto it = o.find(key); it != o.end()) field = it->second;
+  };
+  take("bn", asked.bn);
+  take("bm", asked.bm);
+  take("warps_n", asked.warps_n);
+  if (tiled_shape_ok(asked)) t = asked;  // an impossible override keeps the table's shape
+  const int64_t stage_bytes = (t.bn + t.bm) * kTiledBk * 2;
+  t.stages = std::min<int64_t>(4, kTiledSmemLimit / stage_bytes);
+  take("stages", t.stages);
+  t.stages = std::clamp<int64_t>(t.stages, 2, kTiledSmemLimit / stage_bytes);
+  // About kTiledBlocksPerSm blocks per SM, each split at least a few K tiles long.
+  const int64_t kt = c.k / kTiledBk;
+  const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
+  const int64_t max_splits = std::max<int64_t>(1, kt / kTiledMinKTilesPerSplit);
+  const int64_t want_blocks = kTiledBlocksPerSm * kSm90Sms;
+  t.splits = std::clamp<int64_t>((want_blocks + tiles - 1) / tiles, 1, max_splits);
+  take("splits", t.splits);
+  t.splits = std::clamp<int64_t>(t.splits, 1, kt);
+  return t;
+}
+
+void plan_mma_tiled(KernelPlan &p) {
+  const Contract &c = p.contract;
+  const TiledTuning t = tiled_tuning(c);
+  const int64_t wave = target_wave_size(c.target);
+  const int64_t block = wave * kTiledWarps;
+  const int64_t warps_m = kTiledWarps / t.warps_n;
+  const int64_t tile_w = 8, h_loads = 2, h_stride = 8;  // mma.sync m16n8k16 (mma_sm90.mlir)
+  const int64_t rt = t.bn / (tile_w * t.warps_n);
+  const int64_t mt = t.bm / (16 * warps_m);
+  const int64_t tiles_n = (c.n + t.bn - 1) / t.bn;
+  const int64_t tiles_m = (c.m_max + t.bm - 1) / t.bm;
+  auto &P = p.params;
+  auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
+  set("WAVE", wave);
+  set("BLOCK", block);
+  set("WARPS_N", t.warps_n);
+  set("RT", rt);
+  set("MT", mt);
+  set("TILES", rt * mt);
+  set("TILE_W", tile_w);
+  set("H_LOADS", h_loads);
+  set("H_STRIDE", h_stride);
+  set("BN", t.bn);
+  set("BM", t.bm);
+  set("ROWS", t.bn + t.bm);
+  set("BK", kTiledBk);
+  set("STAGES", t.stages);
+  set("SMEM_BYTES", t.stages * (t.bn + t.bm) * kTiledBk * 2);
+  set("STAGES_AHEAD", t.stages - 1);
+  set("PENDING", t.stages - 2);
+  set("KT", c.k / kTiledBk);
+  set("SPLITS", t.splits);
+  set("SPLITS_LAST", t.splits - 1);
+  P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
+  set("TILES_N", tiles_n);
+  set("W_CPT", t.bn * (kTiledBk / 8) / block);
+  set("H_CPT", t.bm * (kTiledBk / 8) / block);
+  set("PER_SPLIT", rt * mt * 4);
+  // Splits whose partials the last block loads together: up to 64 registers.
+  const int64_t round = std::clamp<int64_t>(64 / (rt * mt * 4), 1, t.splits);
+  set("SPLIT_ROUND", round);
+  set("SPLIT_ROUNDS_END", (t.splits + round - 1) / round * round);
+  // Without a split the workspace is folded away; one element keeps the
+  // declarations well-formed.
+  set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
+  set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
+  set_fragment_params(P, c);
+  P["KERNEL_ATTRS"] = fmt::format(", nvvm.minctasm = {} : i32", kTiledBlocksPerSm);
+  p.template_file = "mma_tiled";
+  p.snippets = {"mma_sm90", "async_copy_sm90"};
+  p.tuning_keys = {"BN", "BM", "STAGES", "SPLITS", "WARPS_N"};
+  p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits)};
 }
 
 void plan_generic(KernelPlan &p) {
@@ -307,7 +432,8 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
       break;
     case TemplateKind::kMma:
       plan_problem(p);
-      plan_mma(p);
+      if (mma_tiled_applies(p.contract)) plan_mma_tiled(p);
+      else plan_mma(p);
       break;
     default: plan_generic(p); break;
   }
@@ -326,7 +452,9 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
     snippets.push_back(dot2_snippet(c));
     snippets.push_back(plan.params.at("COMBINE"));
   }
-  if (plan.kind == TemplateKind::kMma) snippets.push_back(target_is_amdgpu(c.target) ? "mma_gfx950" : "mma_sm90");
+  if (plan.kind == TemplateKind::kMma && plan.snippets.empty())
+    snippets.push_back(target_is_amdgpu(c.target) ? "mma_gfx950" : "mma_sm90");
+  snippets.insert(snippets.end(), plan.snippets.begin(), plan.snippets.end());
   std::string epilogue;
   for (const std::string &name : snippets) {
     auto text = template_text(name);
@@ -337,7 +465,7 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
   auto filled_epilogue = substitute(epilogue, params);
   if (!filled_epilogue.ok()) return filled_epilogue.status();
   params["EPILOGUE"] = *filled_epilogue;
-  auto kernel = template_text(template_name(plan.kind));
+  auto kernel = template_text(plan.template_file.empty() ? template_name(plan.kind) : plan.template_file);
   if (!kernel.ok()) return kernel.status();
   return substitute(*kernel, params);
 }

@@ -19,6 +19,10 @@ struct KernelPlan {
   std::string symbol;
   LaunchGeometry geometry;
   TemplateParams params;     // ${NAME} values for the template text
+  // The kernel template's file when it is not the kind's own (mma_tiled for
+  // mma), and the snippets that go with it.
+  std::string template_file;
+  std::vector<std::string> snippets;
   // The tuning table's choices for this contract (reported as "tuning"), e.g.
   // {"KSPLIT": 32, "VECS": 2, ...}; empty for generic.
   std::vector<std::string> tuning_keys;

@@ -60,6 +60,7 @@ std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
       {"n_per_block", kb.geometry.n_per_block},
       {"grid_y_is_m", kb.geometry.grid_y_is_m},
       {"m_per_block", kb.geometry.m_per_block},
+      {"k_blocks", kb.geometry.k_blocks},
       {"toolchain", kb.toolchain},
       {"report", kb.report_json},
   };
@@ -113,12 +114,15 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     kb.geometry.grid_y_is_m = meta.at("grid_y_is_m").get<bool>();
     // Added with the mma template; entries written before it have one grid row.
     kb.geometry.m_per_block = meta.value("m_per_block", uint32_t(0));
+    // Added with mma_tiled; entries written before it do not split K.
+    kb.geometry.k_blocks = meta.value("k_blocks", uint32_t(1));
     kb.toolchain = meta.at("toolchain").get<std::string>();
     kb.report_json = meta.at("report").get<std::string>();
   } catch (const nlohmann::json::exception &e) {
     return corrupt(std::string("kernel binary: bad metadata: ") + e.what());
   }
-  if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0)
+  if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0 ||
+      kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535)
     return corrupt("kernel binary: launch geometry out of range");
   kb.code.assign(code_bytes.begin(), code_bytes.end());
   return kb;

@@ -180,7 +180,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   void *params[kKernelArgCount] = {&hidden, &weight, &attn, &out, &m, &n, &kk, &ldh, &ldw, &lda, &ldo};
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
-    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), 1}, block, args.stream,
+    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), k.geometry.grid_z()}, block, args.stream,
                              params);
   }
   // One grid row per output row: at most 65535 rows a launch (the grid's y

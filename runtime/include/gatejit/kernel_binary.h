@@ -28,11 +28,16 @@ struct LaunchGeometry {
   uint32_t n_per_block = 0;   // output columns each block covers
   bool grid_y_is_m = false;   // one grid row per output row (generic)
   uint32_t m_per_block = 0;   // rows of hidden each grid row covers (mma); 0: one grid row
+  // Grid z: blocks that share out K for one output tile (mma_tiled); their
+  // partials meet in the kernel's own workspace, so launches of one loaded
+  // kernel with k_blocks > 1 must be stream-ordered (docs/runtime.md).
+  uint32_t k_blocks = 1;
   uint32_t grid_x(int64_t n) const { return uint32_t((n + n_per_block - 1) / n_per_block); }
   uint32_t grid_y(int64_t m) const {
     if (grid_y_is_m) return uint32_t(m);
     return m_per_block ? uint32_t((m + m_per_block - 1) / m_per_block) : 1u;
   }
+  uint32_t grid_z() const { return k_blocks; }
 };
 
 struct KernelBinary {

@@ -1,0 +1,493 @@
+// mma_tiled: the matrix-core template in the usual GEMM shape, for M from 32
+// up. A block owns a tile of BN weight rows (output columns) x BM hidden rows
+// and 1 / SPLITS of the K range (grid z splits K). Its K range streams
+// through workgroup memory in tiles of BK = 64 elements, STAGES of them in
+// flight: the per-target snippet copies 16-byte chunks asynchronously
+// (cp.async on sm_90), so the bytes in flight per SM are bounded by
+// workgroup memory, not by registers. Each hidden chunk fetched from L2
+// serves BN weight rows and each weight chunk BM hidden rows: the L2 traffic
+// that bounds the register-streamed mma template (hidden re-read by every
+// 16-row column group) falls by BN / 16.
+//
+// Workgroup memory holds, per stage, BN weight rows then BM hidden rows of
+// 64 elements (128 bytes = 8 chunks); chunk c of row r sits at chunk slot
+// c ^ (r mod 8), so the 8 lanes of a quarter warp reading one 16-byte chunk
+// each of rows r and r + 1 hit 8 different slots (no bank conflicts).
+//
+// Fragments come from the same lane-to-row/K maps as the mma template (the
+// mma_sm90 / mma_gfx950 snippet): lane l reads VECS = 2 chunks of its rows at
+// K lane_k(l) * 2 + 8 v, and @mma_step hands them to the instruction with the
+// same permutation for both operands, so the product is unchanged.
+//
+// Warps: WARPS_N x WARPS_M; warp (wn, wm) owns RT weight tiles (TILE_W rows
+// each) and MT hidden tiles (16 rows each) of the block tile.
+//
+// With SPLITS > 1 the blocks of one output tile meet in global memory: each
+// writes its fp32 partial tile to a module-level workspace, then counts itself
+// in; the last to arrive sums the SPLITS partials in split order (the result
+// does not depend on arrival order), applies the epilogue and resets the
+// counter for the next launch. Launches of one loaded kernel must therefore
+// be ordered (one stream, or events): the runtime's contract for this kernel
+// (docs/runtime.md).
+//
+// Parameters (compiler/src/kernel_plan.cpp):
+//   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${WARPS_N} ${RT} ${MT} ${TILES} ${TILE_W}
+//   ${H_LOADS} ${H_STRIDE} (from the fragment snippet)
+//   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${STAGES} ${STAGES_AHEAD} (= STAGES - 1)
+//   ${PENDING} (= STAGES - 2: copy groups that may still be in flight)
+//   ${KT} (K / BK tiles) ${SPLITS} ${SPLIT_K} (SPLITS > 1) ${TILES_N}
+//   ${W_CPT} ${H_CPT} (16-byte chunks each thread copies per stage)
+//   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters)
+//   ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
+//   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}
+//   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
+//   bounds registers per thread)
+module attributes {gpu.container_module} {
+  gpu.module @gatejit {
+    // Workgroup memory: the stages, and after the K loop the K-split flag
+    // in the same bytes (every copy has landed and every warp has left the
+    // loop by then), so the stages can take all of it.
+    memref.global "private" @gatejit_smem : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 128}
+    memref.global "private" @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = uninitialized {alignment = 16}
+    memref.global "private" @gatejit_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>> = dense<0>
+
+    gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
+                        %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
+                        %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                        %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                        %m_actual: i64, %n_actual: i64, %k_actual: i64,
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64)
+        kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>${KERNEL_ATTRS}} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %true = arith.constant true
+      %wave = arith.constant ${WAVE} : index
+      %warps_n = arith.constant ${WARPS_N} : index
+      %bn = arith.constant ${BN} : index
+      %bm = arith.constant ${BM} : index
+      %kt_all = arith.constant ${KT} : index
+      %splits = arith.constant ${SPLITS} : index
+      %stages = arith.constant ${STAGES} : index
+      %ahead = arith.constant ${STAGES_AHEAD} : index
+      %acc0 = arith.constant dense<0.0> : vector<${TILES}x4xf32>
+      %m_i = arith.index_cast %m_actual : i64 to index
+      %mlast = arith.subi %m_i, %c1 : index
+
+      %tid = gpu.thread_id x
+      %lane = arith.remui %tid, %wave : index
+      %warp = arith.divui %tid, %wave : index
+      %wn = arith.remui %warp, %warps_n : index
+      %wm = arith.divui %warp, %warps_n : index
+      %bx = gpu.block_id x
+      %by = gpu.block_id y
+      %bz = gpu.block_id z
+      %n0 = arith.muli %bx, %bn : index
+      %m0 = arith.muli %by, %bm : index
+      // This split's K tiles: [kt0, kt1), the KT tiles shared out evenly.
+      %z_kt = arith.muli %bz, %kt_all : index
+      %kt0 = arith.divui %z_kt, %splits : index
+      %bz1 = arith.addi %bz, %c1 : index
+      %z1_kt = arith.muli %bz1, %kt_all : index
+      %kt1 = arith.divui %z1_kt, %splits : index
+      %ntiles = arith.subi %kt1, %kt0 : index
+
+      %w_any = memref.cast %weight : memref<${W_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
+      %h_any = memref.cast %hidden : memref<${H_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
+      %smem = memref.get_global @gatejit_smem : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>>
+      %tiles = memref.view %smem[%c0][] : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>>
+          to memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>
+
+      // Prologue: the first STAGES - 1 tiles in flight, one copy group each
+      // (empty groups past the range keep the group count uniform).
+      scf.for %p = %c0 to %ahead step %c1 {
+        %have = arith.cmpi ult, %p, %ntiles : index
+        scf.if %have {
+          %kt = arith.addi %kt0, %p : index
+          func.call @stage_copy(%w_any, %h_any, %tiles, %p, %kt, %n0, %m0, %tid, %mlast)
+              : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
+                 memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index, index) -> ()
+        }
+        func.call @commit_copies() : () -> ()
+      } {gatejit.unroll}
+
+      %acc = scf.for %i = %c0 to %ntiles step %c1 iter_args(%a = %acc0) -> (vector<${TILES}x4xf32>) {
+        // Tile i has landed for this thread's copies; after the barrier for
+        // every thread's, and every warp is done with tile i - 1, whose slot
+        // the next copy refills.
+        func.call @wait_copies() : () -> ()
+        gpu.barrier
+        %next = arith.addi %i, %ahead : index
+        %have = arith.cmpi ult, %next, %ntiles : index
+        scf.if %have {
+          %slot_next = arith.remui %next, %stages : index
+          %kt = arith.addi %kt0, %next : index
+          func.call @stage_copy(%w_any, %h_any, %tiles, %slot_next, %kt, %n0, %m0, %tid, %mlast)
+              : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
+                 memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index, index) -> ()
+        }
+        func.call @commit_copies() : () -> ()
+        %slot = arith.remui %i, %stages : index
+        %a2 = func.call @tile_products(%tiles, %slot, %wn, %wm, %lane, %a)
+            : (memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index,
+               vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
+        scf.yield %a2 : vector<${TILES}x4xf32>
+      }
+
+      // K split across blocks: the last block of a tile to arrive finishes it.
+      %split_k = arith.constant ${SPLIT_K}
+      %done:2 = scf.if %split_k -> (vector<${TILES}x4xf32>, i1) {
+        // (Globals are taken here: a callee that takes one is not inlined.)
+        %ws = memref.get_global @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
+        %arrivals = memref.get_global @gatejit_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>>
+        %flag = memref.view %smem[%c0][] : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>>
+            to memref<1xi32, #gpu.address_space<workgroup>>
+        %sum, %last = func.call @combine_splits(%acc, %ws, %arrivals, %flag, %bx, %by, %bz, %tid)
+            : (vector<${TILES}x4xf32>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+               memref<${WS_TILES}xi32, #gpu.address_space<global>>, memref<1xi32, #gpu.address_space<workgroup>>,
+               index, index, index, index) -> (vector<${TILES}x4xf32>, i1)
+        scf.yield %sum, %last : vector<${TILES}x4xf32>, i1
+      } else {
+        scf.yield %acc, %true : vector<${TILES}x4xf32>, i1
+      }
+
+      // Epilogue on the accumulator elements, each owned by one lane.
+      scf.if %done#1 {
+        %tiles_c = arith.constant ${TILES} : index
+        %mt = arith.constant ${MT} : index
+        %rt = arith.constant ${RT} : index
+        %tile_w = arith.constant ${TILE_W} : index
+        %c16 = arith.constant 16 : index
+        %n = arith.constant ${N} : index
+        %lda = arith.constant ${LDA} : index
+        %ldo = arith.constant ${LDO} : index
+        %wn_rows = arith.muli %wn, %rt : index
+        %wn_base = arith.muli %wn_rows, %tile_w : index
+        %w_base = arith.addi %n0, %wn_base : index
+        %wm_tiles = arith.muli %wm, %mt : index
+        %wm_base = arith.muli %wm_tiles, %c16 : index
+        %h_base = arith.addi %m0, %wm_base : index
+        scf.for %e = %c0 to %tiles_c step %c1 {
+          scf.for %q = %c0 to %c4 step %c1 {
+            %r = arith.divui %e, %mt : index
+            %t = arith.remui %e, %mt : index
+            %h_in = func.call @lane_c_h(%lane, %q) : (index, index) -> index
+            %w_in = func.call @lane_c_w(%lane, %q) : (index, index) -> index
+            %t16 = arith.muli %t, %c16 : index
+            %h_off = arith.addi %t16, %h_in : index
+            %row = arith.addi %h_base, %h_off : index
+            %r_w = arith.muli %r, %tile_w : index
+            %w_off = arith.addi %r_w, %w_in : index
+            %col = arith.addi %w_base, %w_off : index
+            %row_ok = arith.cmpi ult, %row, %m_i : index
+            %col_ok = arith.cmpi ult, %col, %n : index
+            %in = arith.andi %row_ok, %col_ok : i1
+            scf.if %in {
+              %dot = vector.extract %done#0[%e, %q] : f32 from vector<${TILES}x4xf32>
+              %a_row = arith.muli %row, %lda : index
+              %a_idx = arith.addi %a_row, %col : index
+              %o_row = arith.muli %row, %ldo : index
+              %o_idx = arith.addi %o_row, %col : index
+              %av = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+              %o = func.call @gate_epilogue(%dot, %av) : (f32, ${T}) -> ${T}
+              memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+            }
+          } {gatejit.unroll}
+        } {gatejit.unroll}
+      }
+      gpu.return
+    }
+
+    // One stage: this thread's W_CPT weight chunks and H_CPT hidden chunks of
+    // K tile kt into slot `slot`. Chunk i of a thread is chunk tid + i BLOCK
+    // of the stage (8 lanes per 128-byte row: whole lines per request).
+    // Weight rows past N read row N - 1 and hidden rows past M row M - 1 (in
+    // bounds; only outputs that are never stored see them).
+    func.func private @stage_copy(%w: memref<?x${T}, #gpu.address_space<global>>,
+                                  %h: memref<?x${T}, #gpu.address_space<global>>,
+                                  %tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
+                                  %slot: index, %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c7 = arith.constant 7 : index
+      %c8 = arith.constant 8 : index
+      %block = arith.constant ${BLOCK} : index
+      %bk = arith.constant ${BK} : index
+      %bn = arith.constant ${BN} : index
+      %nlast = arith.constant ${N_LAST} : index
+      %ldw = arith.constant ${LDW} : index
+      %ldh = arith.constant ${LDH} : index
+      %w_cpt = arith.constant ${W_CPT} : index
+      %h_cpt = arith.constant ${H_CPT} : index
+      %k_tile = arith.muli %kt, %bk : index
+      %row_in_step = arith.divui %tid, %c8 : index
+      %chunk = arith.remui %tid, %c8 : index
+      %k_chunk = arith.muli %chunk, %c8 : index
+      %k = arith.addi %k_tile, %k_chunk : index
+      %rows_per_pass = arith.divui %block, %c8 : index
+      scf.for %i = %c0 to %w_cpt step %c1 {
+        %pass = arith.muli %i, %rows_per_pass : index
+        %row = arith.addi %pass, %row_in_step : index
+        %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
+        %n_row = arith.addi %n0, %row : index
+        %g_row = arith.minui %n_row, %nlast : index
+        %base = arith.muli %g_row, %ldw : index
+        %idx = arith.addi %base, %k : index
+        func.call @copy_to_stage(%w, %idx, %tiles, %slot, %row, %col)
+            : (memref<?x${T}, #gpu.address_space<global>>, index,
+               memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index) -> ()
+      } {gatejit.unroll}
+      scf.for %i = %c0 to %h_cpt step %c1 {
+        %pass = arith.muli %i, %rows_per_pass : index
+        %h_row = arith.addi %pass, %row_in_step : index
+        %row = arith.addi %bn, %h_row : index
+        %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
+        %m_row = arith.addi %m0, %h_row : index
+        %g_row = arith.minui %m_row, %mlast : index
+        %base = arith.muli %g_row, %ldh : index
+        %idx = arith.addi %base, %k : index
+        func.call @copy_to_stage(%h, %idx, %tiles, %slot, %row, %col)
+            : (memref<?x${T}, #gpu.address_space<global>>, index,
+               memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index) -> ()
+      } {gatejit.unroll}
+      return
+    }
+
+    // One 16-byte chunk, src[idx ...] -> tiles[slot, row, col ...], as byte
+    // addresses for the target's copy instruction (@copy_chunk: a callee
+    // with a memref argument must be inlined, and the copy instructions have
+    // no inliner interface).
+    func.func private @copy_to_stage(%src: memref<?x${T}, #gpu.address_space<global>>, %idx: index,
+                                     %tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
+                                     %slot: index, %row: index, %col: index) {
+      %eb = arith.constant 2 : index
+      %rows = arith.constant ${ROWS} : index
+      %bk = arith.constant ${BK} : index
+      %src_base = memref.extract_aligned_pointer_as_index %src : memref<?x${T}, #gpu.address_space<global>> -> index
+      %src_off = arith.muli %idx, %eb : index
+      %src_addr = arith.addi %src_base, %src_off : index
+      %dst_base = memref.extract_aligned_pointer_as_index %tiles
+          : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> -> index
+      %slot_rows = arith.muli %slot, %rows : index
+      %all_rows = arith.addi %slot_rows, %row : index
+      %row_elems = arith.muli %all_rows, %bk : index
+      %elems = arith.addi %row_elems, %col : index
+      %dst_off = arith.muli %elems, %eb : index
+      %dst_addr = arith.addi %dst_base, %dst_off : index
+      %s = arith.index_cast %src_addr : index to i64
+      %d = arith.index_cast %dst_addr : index to i64
+      func.call @copy_chunk(%s, %d) : (i64, i64) -> ()
+      return
+    }
+
+    // Element column of chunk `chunk` of workgroup row `row`: chunk slot
+    // chunk ^ (row mod 8).
+    func.func private @swizzled_col(%row: index, %chunk: index) -> index {
+      %c7 = arith.constant 7 : index
+      %c8 = arith.constant 8 : index
+      %r7 = arith.andi %row, %c7 : index
+      %s = arith.xori %chunk, %r7 : index
+      %col = arith.muli %s, %c8 : index
+      return %col : index
+    }
+
+    // One K tile of products for one warp: its RT weight and MT hidden
+    // fragments (VECS = 2 chunks per row) from workgroup memory, then every
+    // (weight tile, hidden tile) pair.
+    func.func private @tile_products(%tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
+                                     %slot: index, %wn: index, %wm: index, %lane: index,
+                                     %acc: vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c8 = arith.constant 8 : index
+      %c16 = arith.constant 16 : index
+      %rt = arith.constant ${RT} : index
+      %mt = arith.constant ${MT} : index
+      %hl = arith.constant ${H_LOADS} : index
+      %h_stride = arith.constant ${H_STRIDE} : index
+      %tile_w = arith.constant ${TILE_W} : index
+      %bn = arith.constant ${BN} : index
+      %wzero = arith.constant dense<0.0> : vector<${RT}x2x8x${T}>
+      %hzero = arith.constant dense<0.0> : vector<${MT}x2x${H_LOADS}x8x${T}>
+      %w_lane = func.call @lane_w_row(%lane) : (index) -> index
+      %h_lane = func.call @lane_h_row(%lane) : (index) -> index
+      %k_lane = func.call @lane_k(%lane) : (index) -> index
+      // The lane's first chunk: K lane_k * VECS, in chunks of 8.
+      %chunk0 = arith.divui %k_lane, %c8 : index
+      %chunk_base = arith.muli %chunk0, %c2 : index
+      %wn_rows = arith.muli %wn, %rt : index
+      %w_row0 = arith.muli %wn_rows, %tile_w : index
+      %wm_tiles = arith.muli %wm, %mt : index
+      %h_tile0 = arith.muli %wm_tiles, %c16 : index
+      %h_row0 = arith.addi %bn, %h_tile0 : index
+      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%wa = %wzero) -> (vector<${RT}x2x8x${T}>) {
+        %r_off = arith.muli %r, %tile_w : index
+        %r_base = arith.addi %w_row0, %r_off : index
+        %row = arith.addi %r_base, %w_lane : index
+        %wa2 = scf.for %v = %c0 to %c2 step %c1 iter_args(%wv = %wa) -> (vector<${RT}x2x8x${T}>) {
+          %chunk = arith.addi %chunk_base, %v : index
+          %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
+          %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
+              : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
+          %wv2 = vector.insert %x, %wv[%r, %v] : vector<8x${T}> into vector<${RT}x2x8x${T}>
+          scf.yield %wv2 : vector<${RT}x2x8x${T}>
+        } {gatejit.unroll}
+        scf.yield %wa2 : vector<${RT}x2x8x${T}>
+      } {gatejit.unroll}
+      %hs = scf.for %t = %c0 to %mt step %c1 iter_args(%ha = %hzero) -> (vector<${MT}x2x${H_LOADS}x8x${T}>) {
+        %ha2 = scf.for %q = %c0 to %hl step %c1 iter_args(%hq = %ha) -> (vector<${MT}x2x${H_LOADS}x8x${T}>) {
+          %t16 = arith.muli %t, %c16 : index
+          %q_off = arith.muli %q, %h_stride : index
+          %tq = arith.addi %t16, %q_off : index
+          %tq_row = arith.addi %h_row0, %tq : index
+          %row = arith.addi %tq_row, %h_lane : index
+          %hq2 = scf.for %v = %c0 to %c2 step %c1 iter_args(%hv = %hq) -> (vector<${MT}x2x${H_LOADS}x8x${T}>) {
+            %chunk = arith.addi %chunk_base, %v : index
+            %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
+            %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
+                : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
+            %hv2 = vector.insert %x, %hv[%t, %v, %q] : vector<8x${T}> into vector<${MT}x2x${H_LOADS}x8x${T}>
+            scf.yield %hv2 : vector<${MT}x2x${H_LOADS}x8x${T}>
+          } {gatejit.unroll}
+          scf.yield %hq2 : vector<${MT}x2x${H_LOADS}x8x${T}>
+        } {gatejit.unroll}
+        scf.yield %ha2 : vector<${MT}x2x${H_LOADS}x8x${T}>
+      } {gatejit.unroll}
+      %res = scf.for %r = %c0 to %rt step %c1 iter_args(%a = %acc) -> (vector<${TILES}x4xf32>) {
+        %a_r = scf.for %t = %c0 to %mt step %c1 iter_args(%at = %a) -> (vector<${TILES}x4xf32>) {
+          %e0 = arith.muli %r, %mt : index
+          %e = arith.addi %e0, %t : index
+          %c = vector.extract %at[%e] : vector<4xf32> from vector<${TILES}x4xf32>
+          %d = scf.for %v = %c0 to %c2 step %c1 iter_args(%cv = %c) -> (vector<4xf32>) {
+            %wr = vector.extract %ws[%r, %v] : vector<8x${T}> from vector<${RT}x2x8x${T}>
+            %ht = vector.extract %hs[%t, %v] : vector<${H_LOADS}x8x${T}> from vector<${MT}x2x${H_LOADS}x8x${T}>
+            %dv = func.call @mma_step(%wr, %ht, %cv) : (vector<8x${T}>, vector<${H_LOADS}x8x${T}>, vector<4xf32>) -> vector<4xf32>
+            scf.yield %dv : vector<4xf32>
+          } {gatejit.unroll}
+          %at2 = vector.insert %d, %at[%e] : vector<4xf32> into vector<${TILES}x4xf32>
+          scf.yield %at2 : vector<${TILES}x4xf32>
+        } {gatejit.unroll}
+        scf.yield %a_r : vector<${TILES}x4xf32>
+      } {gatejit.unroll}
+      return %res : vector<${TILES}x4xf32>
+    }
+
+    // The K-split meeting point. Thread tid of split s of tile (bx, by) keeps
+    // its TILES x 4 partial sums contiguous at ((tile * SPLITS + s) * BLOCK +
+    // tid) * TILES * 4 (16-byte vector stores and loads). Returns the sum over
+    // the splits in split order and whether this block is the one to store.
+    func.func private @combine_splits(%acc: vector<${TILES}x4xf32>,
+                                      %ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+                                      %arrivals: memref<${WS_TILES}xi32, #gpu.address_space<global>>,
+                                      %flag: memref<1xi32, #gpu.address_space<workgroup>>,
+                                      %bx: index, %by: index, %bz: index, %tid: index)
+        -> (vector<${TILES}x4xf32>, i1) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %tiles_n = arith.constant ${TILES_N} : index
+      %splits = arith.constant ${SPLITS} : index
+      %split_last = arith.constant ${SPLITS_LAST} : index
+      %round = arith.constant ${SPLIT_ROUND} : index
+      %rounds_end = arith.constant ${SPLIT_ROUNDS_END} : index
+      %one = arith.constant 1 : i32
+      %zero = arith.constant 0 : i32
+      %last_arrival = arith.constant ${SPLITS_LAST} : i32
+      %row_tiles = arith.muli %by, %tiles_n : index
+      %tile = arith.addi %row_tiles, %bx : index
+      %tile_splits = arith.muli %tile, %splits : index
+      %mine = arith.addi %tile_splits, %bz : index
+      func.call @store_partial(%ws, %mine, %tid, %acc)
+          : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index, vector<${TILES}x4xf32>) -> ()
+      // Every thread's partials visible device-wide before the block counts
+      // itself in (release); the last block reads them after its own fence
+      // (acquire). No SM reads a partial line twice in one launch, so no L1
+      // holds a stale copy of one.
+      func.call @fence_device() : () -> ()
+      gpu.barrier
+      %first = arith.cmpi eq, %tid, %c0 : index
+      scf.if %first {
+        %before = memref.atomic_rmw addi %one, %arrivals[%tile] : (i32, memref<${WS_TILES}xi32, #gpu.address_space<global>>) -> i32
+        %is_last = arith.cmpi eq, %before, %last_arrival : i32
+        %v = arith.select %is_last, %one, %zero : i32
+        memref.store %v, %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
+      }
+      gpu.barrier
+      %f = memref.load %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
+      %last = arith.cmpi ne, %f, %zero : i32
+      %sum = scf.if %last -> (vector<${TILES}x4xf32>) {
+        func.call @fence_device() : () -> ()
+        // Split order, whatever the arrival order. SPLIT_ROUND splits' loads
+        // are issued together (one L2 round trip per round, not per split);
+        // a round past the last split loads the last one again and adds 0.
+        %zeros = arith.constant dense<0.0> : vector<${TILES}x4xf32>
+        %total = scf.for %s0 = %c0 to %rounds_end step %round iter_args(%ts = %zeros) -> (vector<${TILES}x4xf32>) {
+          %ts2 = scf.for %u = %c0 to %round step %c1 iter_args(%tu = %ts) -> (vector<${TILES}x4xf32>) {
+            %s = arith.addi %s0, %u : index
+            %in = arith.cmpi ult, %s, %splits : index
+            %s_ld = arith.minui %s, %split_last : index
+            %which = arith.addi %tile_splits, %s_ld : index
+            %p = func.call @load_partial(%ws, %which, %tid)
+                : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index) -> vector<${TILES}x4xf32>
+            %p_in = arith.select %in, %p, %zeros : vector<${TILES}x4xf32>
+            %tu2 = arith.addf %tu, %p_in : vector<${TILES}x4xf32>
+            scf.yield %tu2 : vector<${TILES}x4xf32>
+          } {gatejit.unroll}
+          scf.yield %ts2 : vector<${TILES}x4xf32>
+        }
+        // Ready for the next launch: no other block of this launch touches
+        // this tile's counter again.
+        scf.if %first {
+          memref.store %zero, %arrivals[%tile] : memref<${WS_TILES}xi32, #gpu.address_space<global>>
+        }
+        scf.yield %total : vector<${TILES}x4xf32>
+      } else {
+        scf.yield %acc : vector<${TILES}x4xf32>
+      }
+      return %sum, %last : vector<${TILES}x4xf32>, i1
+    }
+
+    func.func private @partial_base(%split_tile: index, %tid: index) -> index {
+      %block = arith.constant ${BLOCK} : index
+      %per_thread = arith.constant ${PER_SPLIT} : index
+      %a = arith.muli %split_tile, %block : index
+      %b = arith.addi %a, %tid : index
+      %base = arith.muli %b, %per_thread : index
+      return %base : index
+    }
+    func.func private @store_partial(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %split_tile: index,
+                                     %tid: index, %acc: vector<${TILES}x4xf32>) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %tiles_c = arith.constant ${TILES} : index
+      %base = func.call @partial_base(%split_tile, %tid) : (index, index) -> index
+      scf.for %e = %c0 to %tiles_c step %c1 {
+        %e4 = arith.muli %e, %c4 : index
+        %idx = arith.addi %base, %e4 : index
+        %x = vector.extract %acc[%e] : vector<4xf32> from vector<${TILES}x4xf32>
+        vector.store %x, %ws[%idx] {alignment = 16} : memref<${WS_SIZE}xf32, #gpu.address_space<global>>, vector<4xf32>
+      } {gatejit.unroll}
+      return
+    }
+    func.func private @load_partial(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %split_tile: index,
+                                    %tid: index) -> vector<${TILES}x4xf32> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %tiles_c = arith.constant ${TILES} : index
+      %zeros = arith.constant dense<0.0> : vector<${TILES}x4xf32>
+      %base = func.call @partial_base(%split_tile, %tid) : (index, index) -> index
+      %v = scf.for %e = %c0 to %tiles_c step %c1 iter_args(%acc = %zeros) -> (vector<${TILES}x4xf32>) {
+        %e4 = arith.muli %e, %c4 : index
+        %idx = arith.addi %base, %e4 : index
+        %x = vector.load %ws[%idx] {alignment = 16} : memref<${WS_SIZE}xf32, #gpu.address_space<global>>, vector<4xf32>
+        %acc2 = vector.insert %x, %acc[%e] : vector<4xf32> into vector<${TILES}x4xf32>
+        scf.yield %acc2 : vector<${TILES}x4xf32>
+      } {gatejit.unroll}
+      return %v : vector<${TILES}x4xf32>
+    }
+
+${EPILOGUE}
+  }
+}
