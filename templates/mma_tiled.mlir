@@ -84,13 +84,13 @@ module attributes {gpu.container_module} {
       %bz = gpu.block_id z
       %n0 = arith.muli %bx, %bn : index
       %m0 = arith.muli %by, %bm : index
-      // This split's K tiles: [kt0, kt1), the KT tiles shared out evenly.
-      %z_kt = arith.muli %bz, %kt_all : index
-      %kt0 = arith.divui %z_kt, %splits : index
-      %bz1 = arith.addi %bz, %c1 : index
-      %z1_kt = arith.muli %bz1, %kt_all : index
-      %kt1 = arith.divui %z1_kt, %splits : index
-      %ntiles = arith.subi %kt1, %kt0 : index
+      // This split's K tiles: bz, bz + SPLITS, ... (interleaved, so the
+      // blocks of one output tile read neighbouring 128-byte pieces of the
+      // same weight rows at about the same time: DRAM page locality).
+      %kt_left = arith.subi %kt_all, %bz : index
+      %splits_m1 = arith.subi %splits, %c1 : index
+      %kt_left_up = arith.addi %kt_left, %splits_m1 : index
+      %ntiles = arith.divui %kt_left_up, %splits : index
 
       %w_any = memref.cast %weight : memref<${W_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
       %h_any = memref.cast %hidden : memref<${H_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
@@ -103,7 +103,8 @@ module attributes {gpu.container_module} {
       scf.for %p = %c0 to %ahead step %c1 {
         %have = arith.cmpi ult, %p, %ntiles : index
         scf.if %have {
-          %kt = arith.addi %kt0, %p : index
+          %p_s = arith.muli %p, %splits : index
+          %kt = arith.addi %bz, %p_s : index
           func.call @stage_copy(%w_any, %h_any, %tiles, %p, %kt, %n0, %m0, %tid, %mlast)
               : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
                  memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index, index) -> ()
@@ -121,7 +122,8 @@ module attributes {gpu.container_module} {
         %have = arith.cmpi ult, %next, %ntiles : index
         scf.if %have {
           %slot_next = arith.remui %next, %stages : index
-          %kt = arith.addi %kt0, %next : index
+          %next_s = arith.muli %next, %splits : index
+          %kt = arith.addi %bz, %next_s : index
           func.call @stage_copy(%w_any, %h_any, %tiles, %slot_next, %kt, %n0, %m0, %tid, %mlast)
               : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
                  memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index, index) -> ()
@@ -373,9 +375,8 @@ module attributes {gpu.container_module} {
       return %res : vector<${TILES}x4xf32>
     }
 
-    // The K-split meeting point. Thread tid of split s of tile (bx, by) keeps
-    // its TILES x 4 partial sums contiguous at ((tile * SPLITS + s) * BLOCK +
-    // tid) * TILES * 4 (16-byte vector stores and loads). Returns the sum over
+    // The K-split meeting point: each block stores its partial sums
+    // (@partial_index), the last to arrive loads them all back. Returns the sum over
     // the splits in split order and whether this block is the one to store.
     func.func private @combine_splits(%acc: vector<${TILES}x4xf32>,
                                       %ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
@@ -447,13 +448,19 @@ module attributes {gpu.container_module} {
       return %sum, %last : vector<${TILES}x4xf32>, i1
     }
 
-    func.func private @partial_base(%split_tile: index, %tid: index) -> index {
+    // Tile e of thread tid of split s (split_tile = tile * SPLITS + s): the
+    // 4 floats at ((split_tile * TILES + e) * BLOCK + tid) * 4, so a warp's
+    // vector access covers 512 contiguous bytes.
+    func.func private @partial_index(%split_tile: index, %e: index, %tid: index) -> index {
+      %c4 = arith.constant 4 : index
+      %tiles_c = arith.constant ${TILES} : index
       %block = arith.constant ${BLOCK} : index
-      %per_thread = arith.constant ${PER_SPLIT} : index
-      %a = arith.muli %split_tile, %block : index
-      %b = arith.addi %a, %tid : index
-      %base = arith.muli %b, %per_thread : index
-      return %base : index
+      %a = arith.muli %split_tile, %tiles_c : index
+      %b = arith.addi %a, %e : index
+      %c = arith.muli %b, %block : index
+      %d = arith.addi %c, %tid : index
+      %idx = arith.muli %d, %c4 : index
+      return %idx : index
     }
     func.func private @store_partial(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %split_tile: index,
                                      %tid: index, %acc: vector<${TILES}x4xf32>) {
@@ -461,10 +468,8 @@ module attributes {gpu.container_module} {
       %c1 = arith.constant 1 : index
       %c4 = arith.constant 4 : index
       %tiles_c = arith.constant ${TILES} : index
-      %base = func.call @partial_base(%split_tile, %tid) : (index, index) -> index
       scf.for %e = %c0 to %tiles_c step %c1 {
-        %e4 = arith.muli %e, %c4 : index
-        %idx = arith.addi %base, %e4 : index
+        %idx = func.call @partial_index(%split_tile, %e, %tid) : (index, index, index) -> index
         %x = vector.extract %acc[%e] : vector<4xf32> from vector<${TILES}x4xf32>
         vector.store %x, %ws[%idx] {alignment = 16} : memref<${WS_SIZE}xf32, #gpu.address_space<global>>, vector<4xf32>
       } {gatejit.unroll}
@@ -477,10 +482,8 @@ module attributes {gpu.container_module} {
       %c4 = arith.constant 4 : index
       %tiles_c = arith.constant ${TILES} : index
       %zeros = arith.constant dense<0.0> : vector<${TILES}x4xf32>
-      %base = func.call @partial_base(%split_tile, %tid) : (index, index) -> index
       %v = scf.for %e = %c0 to %tiles_c step %c1 iter_args(%acc = %zeros) -> (vector<${TILES}x4xf32>) {
-        %e4 = arith.muli %e, %c4 : index
-        %idx = arith.addi %base, %e4 : index
+        %idx = func.call @partial_index(%split_tile, %e, %tid) : (index, index, index) -> index
         %x = vector.load %ws[%idx] {alignment = 16} : memref<${WS_SIZE}xf32, #gpu.address_space<global>>, vector<4xf32>
         %acc2 = vector.insert %x, %acc[%e] : vector<4xf32> into vector<${TILES}x4xf32>
         scf.yield %acc2 : vector<${TILES}x4xf32>

@@ -293,19 +293,21 @@ constexpr int64_t kTiledWarps = 4;              // 128 threads: 16 rows of 8 chu
 constexpr int64_t kTiledSmemLimit = 48 * 1024;  // static shared memory without opting in
 constexpr int64_t kSm90Sms = 132;               // H100 / H200 SXM
 constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeline to fill
-// Blocks resident per SM: 48 KiB of stages and about 120 registers x 128
-// threads each allow 4; the K split is sized to fill them.
-constexpr int64_t kTiledBlocksPerSm = 4;
+// Blocks per SM the K split is sized for, and the occupancy asked of ptxas
+// (3 x 128 threads: at most 168 registers each; 48 KiB of stages allow 4).
+constexpr int64_t kTiledBlocksPerSm = 3;
 
 struct TiledTuning {
   int64_t bn = 64, bm = 32, warps_n = 4, stages = 4, splits = 1;
+  int64_t blocks_per_sm = kTiledBlocksPerSm;  // the occupancy asked of ptxas, and the K split's target
 };
 
 bool mma_tiled_applies(const Contract &c) {
   if (c.target != Target::kSm90 || c.k % kTiledBk != 0) return false;
   const auto o = tuning_override();
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
-  return c.m_max >= 32;
+  // From M = 33: at M = 32 the tiled form was at parity (12.4 vs 12.8 us, v20).
+  return c.m_max > 32;
 }
 
 bool tiled_shape_ok(const TiledTuning &t) {
@@ -315,10 +317,19 @@ bool tiled_shape_ok(const TiledTuning &t) {
          2 * (t.bn + t.bm) * kTiledBk * 2 <= kTiledSmemLimit;
 }
 
+// The table, from the v20 sweeps on the H200 (N = 1536, K = 7168;
+// docs/perf-notes.md). Smaller tiles re-read hidden from L2 more often; more
+// K splits make the last block's reduction longer; one wave of about 3
+// blocks per SM balanced the two:
+//  - M <= 64: 32 x 32 tiles, 6 stages (M = 64: 15.5 us; register-streamed 18.1)
+//  - M <= 256: 64 weight rows x 32 hidden rows, 4 stages (M = 128: 20.0 us; 30.6)
+//  - beyond: 64 x 64, 3 stages (M = 512: 54-60 us; 92. M = 2048: 187-196; 350)
 TiledTuning tiled_tuning(const Contract &c) {
   TiledTuning t;
-  t.bm = c.m_max <= 16 ? 16 : c.m_max <= 32 ? 32 : 64;
-  t.warps_n = t.bm >= 64 ? 2 : 4;
+  t.warps_n = 2;
+  if (c.m_max <= 64) t.bn = 32, t.bm = 32;
+  else if (c.m_max <= 256) t.bn = 64, t.bm = 32;
+  else t.bn = 64, t.bm = 64;
   TiledTuning asked = t;
   const auto o = tuning_override();
   auto take = [&](const char *key, int64_t &field) {
@@ -329,15 +340,16 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("warps_n", asked.warps_n);
   if (tiled_shape_ok(asked)) t = asked;  // an impossible override keeps the table's shape
   const int64_t stage_bytes = (t.bn + t.bm) * kTiledBk * 2;
-  t.stages = std::min<int64_t>(4, kTiledSmemLimit / stage_bytes);
+  t.stages = std::min<int64_t>(6, kTiledSmemLimit / stage_bytes);
   take("stages", t.stages);
   t.stages = std::clamp<int64_t>(t.stages, 2, kTiledSmemLimit / stage_bytes);
-  // About kTiledBlocksPerSm blocks per SM, each split at least a few K tiles long.
+  take("bps", t.blocks_per_sm);
+  // As many K splits as keep every block in one wave of blocks_per_sm per
+  // SM, each split at least a few K tiles long.
   const int64_t kt = c.k / kTiledBk;
   const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
   const int64_t max_splits = std::max<int64_t>(1, kt / kTiledMinKTilesPerSplit);
-  const int64_t want_blocks = kTiledBlocksPerSm * kSm90Sms;
-  t.splits = std::clamp<int64_t>((want_blocks + tiles - 1) / tiles, 1, max_splits);
+  t.splits = std::clamp<int64_t>(t.blocks_per_sm * kSm90Sms / tiles, 1, max_splits);
   take("splits", t.splits);
   t.splits = std::clamp<int64_t>(t.splits, 1, kt);
   return t;
@@ -390,7 +402,7 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
-  P["KERNEL_ATTRS"] = fmt::format(", nvvm.minctasm = {} : i32", kTiledBlocksPerSm);
+  P["KERNEL_ATTRS"] = fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_sm);
   p.template_file = "mma_tiled";
   p.snippets = {"mma_sm90", "async_copy_sm90"};
   p.tuning_keys = {"BN", "BM", "STAGES", "SPLITS", "WARPS_N"};

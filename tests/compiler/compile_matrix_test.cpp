@@ -17,6 +17,7 @@
 //   template auto (gemv where the documented rule allows) and generic forced
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -146,13 +147,26 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const int64_t m_launch = p.m == 0 ? 16 : p.m;
   EXPECT_GE(int64_t(r["grid"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
+  // sm_90 mma above M = 32 takes the tiled form where K is a whole number of
+  // 64-element stages (kernel_plan.cpp, docs/templates.md).
+  const bool tiled = expected_template == "mma" && p.target == Target::kSm90 && m_launch > 32 && p.shape.k % 64 == 0;
+  EXPECT_EQ(r.value("template_file", ""), tiled ? "mma_tiled" : expected_template);
   // Grid rows cover M: one per row (generic); for mma one per block of hidden
-  // rows (128 on gfx950; 32 on sm_90 above M = 32), or a single one.
-  const int64_t mma_rows = p.target == Target::kSm90 && m_launch > 32 ? 32 : 128;
+  // rows (128 on gfx950; 32 for tiled sm_90 up to M = 256, 64 beyond), or a
+  // single one.
+  const int64_t mma_rows = tiled ? (m_launch <= 256 ? 32 : 64) : 128;
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
                                  : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
                                                               : 1u;
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), expected_rows);
+  // Grid z splits K only in the tiled form, into splits of at least 4 stages.
+  EXPECT_EQ(r["grid"][2].get<uint32_t>(), kb.geometry.k_blocks);
+  if (tiled) {
+    EXPECT_GE(kb.geometry.k_blocks, 1u);
+    EXPECT_LE(int64_t(kb.geometry.k_blocks), std::max<int64_t>(1, p.shape.k / 64 / 4));
+  } else {
+    EXPECT_EQ(kb.geometry.k_blocks, 1u);
+  }
   EXPECT_EQ(r["workgroup_size"][0].get<uint32_t>(), kb.geometry.block_x);
   EXPECT_EQ(kb.geometry.block_x % target_wave_size(p.target), 0u);
 

@@ -53,7 +53,8 @@ KernelBinary make_kernel(Target target, int64_t n, size_t code_size) {
   kb.target = target;
   kb.format = target_is_amdgpu(target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
   kb.symbol = "gatejit_gate_" + std::to_string(n);
-  kb.geometry = {256, 64, false, n % 3 == 0 ? 128u : 0u};  // grid-y tiling for some
+  // Grid-y tiling for some, a K split (grid z) for others.
+  kb.geometry = {256, 64, false, n % 3 == 0 ? 128u : 0u, n % 5 == 0 ? 4u : 1u};
   kb.toolchain = "test-toolchain";
   kb.report_json = R"({"vgprs": 32})";
   // Repetitive, so zstd has something to gain.
@@ -91,6 +92,7 @@ void expect_same(const KernelBinary &a, const KernelBinary &b) {
   EXPECT_EQ(a.geometry.n_per_block, b.geometry.n_per_block);
   EXPECT_EQ(a.geometry.grid_y_is_m, b.geometry.grid_y_is_m);
   EXPECT_EQ(a.geometry.m_per_block, b.geometry.m_per_block);
+  EXPECT_EQ(a.geometry.k_blocks, b.geometry.k_blocks);
   EXPECT_EQ(a.toolchain, b.toolchain);
   EXPECT_EQ(a.report_json, b.report_json);
   EXPECT_EQ(a.code, b.code);
@@ -546,34 +548,66 @@ TEST(BundleFormatTest, UnknownEntryFlagsAreUnsupported) {
 namespace gatejit {
 namespace {
 
+// The encoded binary with one metadata field (`,"name":value`) rewritten by
+// `edit` and the checksum redone: an entry as another writer would have made it.
+std::vector<uint8_t> with_metadata(const std::vector<uint8_t> &full, const std::string &field,
+                                   const std::string &replacement) {
+  // The metadata JSON sits after "GJKB" | u32 version | u32 length.
+  uint32_t meta_len = 0;
+  for (int i = 0; i < 4; ++i) meta_len |= uint32_t(full[8 + i]) << (8 * i);
+  std::string meta(full.begin() + 12, full.begin() + 12 + meta_len);
+  const size_t at = meta.find(field);
+  EXPECT_NE(at, std::string::npos) << meta;
+  if (at == std::string::npos) return full;
+  meta.replace(at, field.size(), replacement);
+  std::vector<uint8_t> out(full.begin(), full.begin() + 8);
+  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(meta.size() >> (8 * i)));
+  out.insert(out.end(), meta.begin(), meta.end());
+  out.insert(out.end(), full.begin() + 12 + meta_len, full.end() - 8);  // code length and code
+  const uint64_t sum = XXH3_64bits(out.data(), out.size());
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(sum >> (8 * i)));
+  return out;
+}
+
 // An entry written before the optional m_per_block field existed (before the
 // mma template) loads with one grid row, which is what its kernel expects.
 TEST(KernelBinaryTest, EntryWithoutMPerBlockLoadsWithOneGridRow) {
   KernelBinary kb = make_kernel(Target::kSm90, 3072, 64);
   ASSERT_EQ(kb.geometry.m_per_block, 128u);
   const std::vector<uint8_t> full = encode_kernel_binary(kb);
-  // The metadata JSON sits after "GJKB" | u32 version | u32 length.
-  uint32_t meta_len = 0;
-  for (int i = 0; i < 4; ++i) meta_len |= uint32_t(full[8 + i]) << (8 * i);
-  std::string meta(full.begin() + 12, full.begin() + 12 + meta_len);
-  const std::string field = ",\"m_per_block\":128";
-  const size_t at = meta.find(field);
-  ASSERT_NE(at, std::string::npos) << meta;
-  meta.erase(at, field.size());
-  std::vector<uint8_t> old(full.begin(), full.begin() + 8);
-  for (int i = 0; i < 4; ++i) old.push_back(uint8_t(meta.size() >> (8 * i)));
-  old.insert(old.end(), meta.begin(), meta.end());
-  old.insert(old.end(), full.begin() + 12 + meta_len, full.end() - 8);  // code length and code
-  const uint64_t sum = XXH3_64bits(old.data(), old.size());
-  for (int i = 0; i < 8; ++i) old.push_back(uint8_t(sum >> (8 * i)));
-
-  auto decoded = decode_kernel_binary(old);
+  auto decoded = decode_kernel_binary(with_metadata(full, ",\"m_per_block\":128", ""));
   ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
   EXPECT_EQ(decoded->geometry.m_per_block, 0u);
   EXPECT_EQ(decoded->code, kb.code);
   auto again = decode_kernel_binary(full);
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   expect_same(*again, kb);
+}
+
+// Likewise k_blocks (added with mma_tiled): without it, one block per K.
+TEST(KernelBinaryTest, EntryWithoutKBlocksLoadsWithoutAKSplit) {
+  KernelBinary kb = make_kernel(Target::kSm90, 3070, 64);
+  ASSERT_EQ(kb.geometry.k_blocks, 4u);
+  const std::vector<uint8_t> full = encode_kernel_binary(kb);
+  auto decoded = decode_kernel_binary(with_metadata(full, ",\"k_blocks\":4", ""));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded->geometry.k_blocks, 1u);
+  EXPECT_EQ(decoded->geometry.grid_z(), 1u);
+  auto again = decode_kernel_binary(full);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  expect_same(*again, kb);
+}
+
+// A K split of 0 blocks (or more than a grid's z allows) is corrupt, not a
+// launch that covers nothing.
+TEST(KernelBinaryTest, KBlocksOutOfRangeIsCorrupt) {
+  KernelBinary kb = make_kernel(Target::kSm90, 3070, 64);
+  const std::vector<uint8_t> full = encode_kernel_binary(kb);
+  for (const char *bad : {",\"k_blocks\":0", ",\"k_blocks\":65536"}) {
+    auto decoded = decode_kernel_binary(with_metadata(full, ",\"k_blocks\":4", bad));
+    ASSERT_FALSE(decoded.ok()) << bad;
+    EXPECT_NE(decoded.status().message().find("launch geometry"), std::string::npos) << decoded.status().message();
+  }
 }
 
 }  // namespace
