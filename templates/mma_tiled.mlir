@@ -44,10 +44,6 @@
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
-    // Workgroup memory: the stages, and after the K loop the K-split flag
-    // in the same bytes (every copy has landed and every warp has left the
-    // loop by then), so the stages can take all of it.
-    memref.global "private" @gatejit_smem : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 128}
     memref.global "private" @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = uninitialized {alignment = 16}
     memref.global "private" @gatejit_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>> = dense<0>
 
@@ -94,8 +90,11 @@ module attributes {gpu.container_module} {
 
       %w_any = memref.cast %weight : memref<${W_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
       %h_any = memref.cast %hidden : memref<${H_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
-      %smem = memref.get_global @gatejit_smem : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>>
-      %tiles = memref.view %smem[%c0][] : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>>
+      // Workgroup memory (dynamic: LaunchGeometry::shared_bytes = SMEM_BYTES):
+      // the stages, and after the K loop the K-split flag in the same bytes
+      // (every copy has landed and every warp has left the loop by then).
+      %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %tiles = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
           to memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>
 
       // Prologue: the first STAGES - 1 tiles in flight, one copy group each
@@ -142,7 +141,7 @@ module attributes {gpu.container_module} {
         // (Globals are taken here: a callee that takes one is not inlined.)
         %ws = memref.get_global @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
         %arrivals = memref.get_global @gatejit_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>>
-        %flag = memref.view %smem[%c0][] : memref<${SMEM_BYTES}xi8, #gpu.address_space<workgroup>>
+        %flag = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
             to memref<1xi32, #gpu.address_space<workgroup>>
         %sum, %last = func.call @combine_splits(%acc, %ws, %arrivals, %flag, %bx, %by, %bz, %tid)
             : (vector<${TILES}x4xf32>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,

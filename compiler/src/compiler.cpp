@@ -77,6 +77,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   (*report)["compile_ms"] = compile_ms;
   (*report)["workgroup_size"] = {plan->geometry.block_x, 1, 1};
   (*report)["grid"] = {plan->geometry.grid_x(c.n), plan->geometry.grid_y(m_launch), plan->geometry.grid_z()};
+  if (plan->geometry.shared_bytes) (*report)["dynamic_shared_bytes"] = plan->geometry.shared_bytes;
   const std::string toolchain = fingerprint();  // hashes every template: once per compile
   (*report)["toolchain"] = toolchain;
   nlohmann::json tuning = nlohmann::json::object();

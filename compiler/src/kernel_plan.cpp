@@ -290,7 +290,10 @@ void plan_mma(KernelPlan &p) {
 // BK; grid z splits K into SPLITS blocks that meet in a workspace.
 constexpr int64_t kTiledBk = 64;                // K per stage: 128-byte rows, 8 chunks
 constexpr int64_t kTiledWarps = 4;              // 128 threads: 16 rows of 8 chunks per copy pass
-constexpr int64_t kTiledSmemLimit = 48 * 1024;  // static shared memory without opting in
+// The table keeps its stages within 48 KiB (4 blocks per SM fit); an
+// override may take up to the 227 KiB a block can opt in to.
+constexpr int64_t kTiledSmemTable = 48 * 1024;
+constexpr int64_t kTiledSmemLimit = 227 * 1024;
 constexpr int64_t kSm90Sms = 132;               // H100 / H200 SXM
 constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeline to fill
 // Blocks per SM the K split is sized for, and the occupancy asked of ptxas
@@ -340,7 +343,7 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("warps_n", asked.warps_n);
   if (tiled_shape_ok(asked)) t = asked;  // an impossible override keeps the table's shape
   const int64_t stage_bytes = (t.bn + t.bm) * kTiledBk * 2;
-  t.stages = std::min<int64_t>(6, kTiledSmemLimit / stage_bytes);
+  t.stages = std::min<int64_t>(6, kTiledSmemTable / stage_bytes);
   take("stages", t.stages);
   t.stages = std::clamp<int64_t>(t.stages, 2, kTiledSmemLimit / stage_bytes);
   take("bps", t.blocks_per_sm);
@@ -406,7 +409,8 @@ void plan_mma_tiled(KernelPlan &p) {
   p.template_file = "mma_tiled";
   p.snippets = {"mma_sm90", "async_copy_sm90"};
   p.tuning_keys = {"BN", "BM", "STAGES", "SPLITS", "WARPS_N"};
-  p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits)};
+  p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
+                uint32_t(t.stages * (t.bn + t.bm) * kTiledBk * 2)};
 }
 
 void plan_generic(KernelPlan &p) {

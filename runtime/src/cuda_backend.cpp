@@ -35,6 +35,7 @@ struct CudaApi {
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
@@ -70,7 +71,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
-                                         ModuleHandle *module_out) override {
+                                         uint32_t shared_bytes, ModuleHandle *module_out) override {
     auto ctx = primary_context(ordinal);
     if (!ctx.ok()) return ctx.status();
     ContextScope scope(api_, *ctx);
@@ -81,6 +82,12 @@ class CudaBackend final : public DeviceBackend {
     GATEJIT_RETURN_IF_ERROR(check(api_.cuModuleLoadData(&module, text.data()), "cuModuleLoadData"));
     CUfunction fn = nullptr;
     Status s = check(api_.cuModuleGetFunction(&fn, module, symbol.c_str()), "cuModuleGetFunction(" + symbol + ")");
+    // Dynamic shared memory that takes a block past 48 KiB in all (static
+    // included) is opt-in per function; opting in below that is harmless.
+    constexpr int kMaxDynamicSharedSizeBytes = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    if (s.ok() && shared_bytes > 0)
+      s = check(api_.cuFuncSetAttribute(fn, kMaxDynamicSharedSizeBytes, int(shared_bytes)),
+                "cuFuncSetAttribute(" + symbol + ", max dynamic shared memory " + std::to_string(shared_bytes) + ")");
     if (!s.ok()) {
       api_.cuModuleUnload(module);
       return s;
@@ -97,14 +104,14 @@ class CudaBackend final : public DeviceBackend {
   }
 
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
-                void *stream, void **args) override {
+                uint32_t shared_bytes, void *stream, void **args) override {
     // The module lives in the device's primary context; the caller's thread may
     // have none current, or another device's (scoped, so the caller's is kept).
     auto ctx = primary_context(ordinal);
     if (!ctx.ok()) return ctx.status();
     ContextScope scope(api_, *ctx);
-    return check(api_.cuLaunchKernel(CUfunction(fn), grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
-                                     CUstream(stream), args, nullptr),
+    return check(api_.cuLaunchKernel(CUfunction(fn), grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                     shared_bytes, CUstream(stream), args, nullptr),
                  "cuLaunchKernel");
   }
 
@@ -132,6 +139,7 @@ class CudaBackend final : public DeviceBackend {
     sym(api_.cuModuleLoadData, "cuModuleLoadData");
     sym(api_.cuModuleUnload, "cuModuleUnload");
     sym(api_.cuModuleGetFunction, "cuModuleGetFunction");
+    sym(api_.cuFuncSetAttribute, "cuFuncSetAttribute");
     sym(api_.cuLaunchKernel, "cuLaunchKernel");
     sym(api_.cuGetErrorString, "cuGetErrorString");
     if (!ok) return device_error("libcuda.so.1 lacks driver entry points:" + missing);

@@ -31,13 +31,14 @@ class DeviceBackend {
   // Whether the library could be opened; the status says why not.
   virtual Status available() = 0;
   virtual StatusOr<DeviceInfo> device_info(int ordinal) = 0;
-  // Loads a code object (hsaco / PTX) for `ordinal` and looks up `symbol`.
+  // Loads a code object (hsaco / PTX) for `ordinal` and looks up `symbol`;
+  // the function is made able to take `shared_bytes` of dynamic shared memory.
   virtual StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
-                                                 ModuleHandle *module_out) = 0;
+                                                 uint32_t shared_bytes, ModuleHandle *module_out) = 0;
   virtual void unload_module(int ordinal, ModuleHandle module) = 0;
   // Launches; `args` points at kKernelArgCount argument slots.
   virtual Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
-                        void *stream, void **args) = 0;
+                        uint32_t shared_bytes, void *stream, void **args) = 0;
 };
 
 // Process-wide backends (opened lazily, never closed).

@@ -58,8 +58,9 @@ class HipBackend final : public DeviceBackend {
     return info;
   }
 
+  // gfx9 gives a workgroup its dynamic LDS without an opt-in.
   StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
-                                         ModuleHandle *module_out) override {
+                                         uint32_t /*shared_bytes*/, ModuleHandle *module_out) override {
     GATEJIT_RETURN_IF_ERROR(available());
     // hipModuleLoadData loads for the current device only: one module per GPU.
     // The caller's current device is restored afterwards.
@@ -87,11 +88,11 @@ class HipBackend final : public DeviceBackend {
   // A null stream is the current device's: make `ordinal` current for the
   // launch (the module was loaded there), and restore the caller's device.
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
-                void *stream, void **args) override {
+                uint32_t shared_bytes, void *stream, void **args) override {
     DeviceScope scope(api_, ordinal);
     if (scope.status() != hipSuccess) return check(scope.status(), "hipSetDevice");
     return check(api_.hipModuleLaunchKernel(hipFunction_t(fn), grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                            0, hipStream_t(stream), args, nullptr),
+                                            shared_bytes, hipStream_t(stream), args, nullptr),
                  "hipModuleLaunchKernel");
   }
 
@@ -169,11 +170,13 @@ class HipBackend final : public DeviceBackend {
     return device_error("this gatejit build has no HIP support (built without the HIP headers, libamdhip64-dev)");
   }
   StatusOr<DeviceInfo> device_info(int) override { return available(); }
-  StatusOr<FunctionHandle> load_function(int, std::span<const uint8_t>, const std::string &, ModuleHandle *) override {
+  StatusOr<FunctionHandle> load_function(int, std::span<const uint8_t>, const std::string &, uint32_t,
+                                         ModuleHandle *) override {
     return available();
   }
   void unload_module(int, ModuleHandle) override {}
-  Status launch(int, FunctionHandle, std::array<uint32_t, 3>, std::array<uint32_t, 3>, void *, void **) override {
+  Status launch(int, FunctionHandle, std::array<uint32_t, 3>, std::array<uint32_t, 3>, uint32_t, void *,
+                void **) override {
     return available();
   }
 };

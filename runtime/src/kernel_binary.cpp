@@ -61,6 +61,7 @@ std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
       {"grid_y_is_m", kb.geometry.grid_y_is_m},
       {"m_per_block", kb.geometry.m_per_block},
       {"k_blocks", kb.geometry.k_blocks},
+      {"shared_bytes", kb.geometry.shared_bytes},
       {"toolchain", kb.toolchain},
       {"report", kb.report_json},
   };
@@ -116,13 +117,14 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     kb.geometry.m_per_block = meta.value("m_per_block", uint32_t(0));
     // Added with mma_tiled; entries written before it do not split K.
     kb.geometry.k_blocks = meta.value("k_blocks", uint32_t(1));
+    kb.geometry.shared_bytes = meta.value("shared_bytes", uint32_t(0));
     kb.toolchain = meta.at("toolchain").get<std::string>();
     kb.report_json = meta.at("report").get<std::string>();
   } catch (const nlohmann::json::exception &e) {
     return corrupt(std::string("kernel binary: bad metadata: ") + e.what());
   }
   if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0 ||
-      kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535)
+      kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535 || kb.geometry.shared_bytes > kMaxSharedBytes)
     return corrupt("kernel binary: launch geometry out of range");
   kb.code.assign(code_bytes.begin(), code_bytes.end());
   return kb;

@@ -117,7 +117,7 @@ StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, in
   auto it = modules_.find(key);
   if (it != modules_.end()) return it->second.fn;
   ModuleHandle module = nullptr;
-  auto fn = backend.load_function(ordinal, kb.code, kb.symbol, &module);
+  auto fn = backend.load_function(ordinal, kb.code, kb.symbol, kb.geometry.shared_bytes, &module);
   if (!fn.ok()) return fn.status();
   modules_[key] = Module{&backend, ordinal, module, *fn};
   log::debug("loaded module " + kb.symbol + " on " + backend.name() + ":" + std::to_string(ordinal));
@@ -180,7 +180,8 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   void *params[kKernelArgCount] = {&hidden, &weight, &attn, &out, &m, &n, &kk, &ldh, &ldw, &lda, &ldo};
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
-    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), k.geometry.grid_z()}, block, args.stream,
+    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), k.geometry.grid_z()}, block,
+                             k.geometry.shared_bytes, args.stream,
                              params);
   }
   // One grid row per output row: at most 65535 rows a launch (the grid's y
@@ -194,7 +195,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
     attn = static_cast<char *>(args.attn.data) + size_t(m0 * lda) * eb;
     out = static_cast<char *>(args.out.data) + size_t(m0 * ldo) * eb;
     GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), uint32_t(m), 1}, block,
-                                              args.stream, params));
+                                              k.geometry.shared_bytes, args.stream, params));
   }
   return Status::Ok();
 }

@@ -358,5 +358,77 @@ TEST(PtxCode, LargeNUsesNoSharedMemory) {
   EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), 0);
 }
 
+// sm_90 above M = 32: the tiled form. Operands go global -> shared memory by
+// cp.async (16-byte chunks), fragments come from shared memory in 16-byte
+// reads, the products are mma.sync; K is split across grid z and the split
+// blocks meet through a workspace sized for every split of every tile, an
+// atomic arrival count and device-scope fences. Nothing spills to local memory.
+class TiledMmaPtx : public testing::TestWithParam<std::pair<DType, int64_t>> {};
+
+TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
+  Contract c = seed(Target::kSm90);
+  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = GetParam().first;
+  c.m = GetParam().second;
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const nlohmann::json &r = compiled->report;
+  ASSERT_EQ(r.value("template_file", ""), "mma_tiled") << r.value("reason", "");
+  const LaunchGeometry &geo = compiled->binary.geometry;
+  const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+  EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global"));
+  EXPECT_THAT(ptx, HasSubstr("cp.async.wait_group"));
+  EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.shared\.v4\.(b|u|f)32)"));
+  const char *mma = c.dtype_out == DType::kBF16 ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+                                                : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+  EXPECT_THAT(ptx, HasSubstr(mma));
+  EXPECT_THAT(ptx, testing::Not(HasSubstr(".local")));
+  // The stages are dynamic shared memory, within what a block can opt in to.
+  EXPECT_GT(geo.shared_bytes, 0u);
+  EXPECT_LE(geo.shared_bytes, kMaxSharedBytes);
+  EXPECT_EQ(r.value("dynamic_shared_bytes", 0u), geo.shared_bytes);
+  const nlohmann::json tuning = r["tuning"];
+  const int64_t bn = tuning["BN"], bm = tuning["BM"], splits = tuning["SPLITS"];
+  EXPECT_EQ(int64_t(geo.n_per_block), bn);
+  EXPECT_EQ(int64_t(geo.m_per_block), bm);
+  EXPECT_EQ(int64_t(geo.k_blocks), splits);
+  EXPECT_EQ(int64_t(geo.shared_bytes), tuning["STAGES"].get<int64_t>() * (bn + bm) * 64 * 2);
+  if (splits > 1) {
+    const int64_t tiles = ((c.n + bn - 1) / bn) * ((c.m + bm - 1) / bm);
+    const std::string workspace =
+        "gatejit_partials[" + std::to_string(splits * tiles * bn * bm * 4) + "]";
+    EXPECT_THAT(ptx, HasSubstr(workspace));
+    EXPECT_THAT(ptx, HasSubstr("gatejit_arrivals[" + std::to_string(tiles * 4) + "]"));
+    EXPECT_THAT(ptx, HasSubstr("atom.global.add.u32"));
+    EXPECT_THAT(ptx, HasSubstr("fence.acq_rel.gpu"));
+  } else {
+    EXPECT_THAT(ptx, testing::Not(HasSubstr("gatejit_partials")));
+    EXPECT_THAT(ptx, testing::Not(HasSubstr("atom.global")));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, TiledMmaPtx,
+                         testing::Values(std::pair{DType::kBF16, int64_t(64)}, std::pair{DType::kF16, int64_t(128)},
+                                         std::pair{DType::kBF16, int64_t(512)}, std::pair{DType::kBF16, int64_t(2048)}),
+                         [](const auto &info) {
+                           return std::string(dtype_name(info.param.first)) + "_m" + std::to_string(info.param.second);
+                         });
+
+// At M = 32 and below, and where K is not a whole number of 64-element
+// stages, sm_90 keeps the register-streamed form (no K split, no dynamic
+// shared memory).
+TEST(PtxCode, RegisterStreamedMmaWhereTiledDoesNotApply) {
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{32, 7168}, {128, 7160}}) {
+    Contract c = seed(Target::kSm90);
+    c.m = m;
+    c.k = c.ld_hidden = c.ld_weight = k;
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    EXPECT_EQ(compiled->report.value("template", ""), "mma");
+    EXPECT_EQ(compiled->report.value("template_file", ""), "mma") << "m " << m << " k " << k;
+    EXPECT_EQ(compiled->binary.geometry.k_blocks, 1u);
+    EXPECT_EQ(compiled->binary.geometry.shared_bytes, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace gatejit

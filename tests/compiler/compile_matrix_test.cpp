@@ -152,9 +152,9 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const bool tiled = expected_template == "mma" && p.target == Target::kSm90 && m_launch > 32 && p.shape.k % 64 == 0;
   EXPECT_EQ(r.value("template_file", ""), tiled ? "mma_tiled" : expected_template);
   // Grid rows cover M: one per row (generic); for mma one per block of hidden
-  // rows (128 on gfx950; 32 for tiled sm_90 up to M = 256, 64 beyond), or a
-  // single one.
-  const int64_t mma_rows = tiled ? (m_launch <= 256 ? 32 : 64) : 128;
+  // rows (tiled sm_90: 32 up to M = 256, 64 beyond; register-streamed: 128, or
+  // 32 on sm_90 above M = 32), or a single one.
+  const int64_t mma_rows = tiled ? (m_launch <= 256 ? 32 : 64) : p.target == Target::kSm90 && m_launch > 32 ? 32 : 128;
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
                                  : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
                                                               : 1u;
