@@ -269,17 +269,27 @@ INSTANTIATE_TEST_SUITE_P(Amdgpu, SeedGemvCode,
                                   std::to_string(info.param.second);
                          });
 
+// Test names for (dtype, M) parameters: "bf16_m128".
+std::string dtype_m_name(const testing::TestParamInfo<std::pair<DType, int64_t>> &info) {
+  return std::string(dtype_name(info.param.first)) + "_m" + std::to_string(info.param.second);
+}
+
 // The mma template's gfx950 code (issue 6): MFMA 16x16x32 instructions, one
 // per (hidden tile, step) in the unrolled loop; every weight and hidden load
 // 16 bytes wide; no scratch; LDS (the K-split partials only) within gfx950's
 // 160 KiB; and the VGPR count that sets the occupancy docs/templates.md states.
 class MmaGfx950Code : public testing::TestWithParam<std::pair<DType, int64_t>> {};
 
+// The seed contract for `target` with every dtype `dtype` and M = m.
+Contract seed_with(Target target, DType dtype, int64_t m) {
+  Contract c = seed(target);
+  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = dtype;
+  c.m = m;
+  return c;
+}
+
 TEST_P(MmaGfx950Code, MfmaVectorLoadsNoScratch) {
-  Contract c = seed();
-  c.target = Target::kGfx950;
-  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = GetParam().first;
-  c.m = GetParam().second;
+  const Contract c = seed_with(Target::kGfx950, GetParam().first, GetParam().second);
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const nlohmann::json &r = compiled->report;
@@ -311,9 +321,7 @@ TEST_P(MmaGfx950Code, MfmaVectorLoadsNoScratch) {
 INSTANTIATE_TEST_SUITE_P(Gfx950, MmaGfx950Code,
                          testing::Values(std::pair{DType::kBF16, int64_t(32)}, std::pair{DType::kBF16, int64_t(128)},
                                          std::pair{DType::kF16, int64_t(64)}, std::pair{DType::kBF16, int64_t(512)}),
-                         [](const auto &info) {
-                           return std::string(dtype_name(info.param.first)) + "_m" + std::to_string(info.param.second);
-                         });
+                         dtype_m_name);
 
 // sm_90's mma kernel: mma.sync m16n8k16 with the dtype's operand type, 16-byte
 // operand loads.
@@ -366,9 +374,7 @@ TEST(PtxCode, LargeNUsesNoSharedMemory) {
 class TiledMmaPtx : public testing::TestWithParam<std::pair<DType, int64_t>> {};
 
 TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
-  Contract c = seed(Target::kSm90);
-  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = GetParam().first;
-  c.m = GetParam().second;
+  const Contract c = seed_with(Target::kSm90, GetParam().first, GetParam().second);
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const nlohmann::json &r = compiled->report;
@@ -409,9 +415,7 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
 INSTANTIATE_TEST_SUITE_P(Sm90, TiledMmaPtx,
                          testing::Values(std::pair{DType::kBF16, int64_t(64)}, std::pair{DType::kF16, int64_t(128)},
                                          std::pair{DType::kBF16, int64_t(512)}, std::pair{DType::kBF16, int64_t(2048)}),
-                         [](const auto &info) {
-                           return std::string(dtype_name(info.param.first)) + "_m" + std::to_string(info.param.second);
-                         });
+                         dtype_m_name);
 
 // At M = 32 and below, and where K is not a whole number of 64-element
 // stages, sm_90 keeps the register-streamed form (no K split, no dynamic

@@ -569,37 +569,36 @@ std::vector<uint8_t> with_metadata(const std::vector<uint8_t> &full, const std::
   return out;
 }
 
-// An entry written before the optional m_per_block field existed (before the
-// mma template) loads with one grid row, which is what its kernel expects.
-TEST(KernelBinaryTest, EntryWithoutMPerBlockLoadsWithOneGridRow) {
-  KernelBinary kb = make_kernel(Target::kSm90, 3072, 64);
+// Entries written before an optional geometry field existed load with the
+// field's default, which is what their kernels expect: m_per_block (added
+// with the mma template; 0 = one grid row), k_blocks (mma_tiled; 1 = no K
+// split) and shared_bytes (mma_tiled; 0 = none).
+TEST(KernelBinaryTest, EntryWithoutAnOptionalGeometryFieldLoadsWithItsDefault) {
+  KernelBinary kb = make_kernel(Target::kSm90, 3075, 64);
+  kb.geometry.shared_bytes = 4096;
   ASSERT_EQ(kb.geometry.m_per_block, 128u);
-  const std::vector<uint8_t> full = encode_kernel_binary(kb);
-  auto decoded = decode_kernel_binary(with_metadata(full, ",\"m_per_block\":128", ""));
-  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
-  EXPECT_EQ(decoded->geometry.m_per_block, 0u);
-  EXPECT_EQ(decoded->code, kb.code);
-  auto again = decode_kernel_binary(full);
-  ASSERT_TRUE(again.ok()) << again.status().to_string();
-  expect_same(*again, kb);
-}
-
-// Likewise k_blocks (added with mma_tiled): without it, one block per K.
-TEST(KernelBinaryTest, EntryWithoutKBlocksLoadsWithoutAKSplit) {
-  KernelBinary kb = make_kernel(Target::kSm90, 3070, 64);
   ASSERT_EQ(kb.geometry.k_blocks, 4u);
   const std::vector<uint8_t> full = encode_kernel_binary(kb);
-  auto decoded = decode_kernel_binary(with_metadata(full, ",\"k_blocks\":4", ""));
-  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
-  EXPECT_EQ(decoded->geometry.k_blocks, 1u);
-  EXPECT_EQ(decoded->geometry.grid_z(), 1u);
+  struct Field {
+    const char *text;
+    uint32_t LaunchGeometry::*member;
+    uint32_t default_value;
+  };
+  for (const Field &f : {Field{",\"m_per_block\":128", &LaunchGeometry::m_per_block, 0},
+                         Field{",\"k_blocks\":4", &LaunchGeometry::k_blocks, 1},
+                         Field{",\"shared_bytes\":4096", &LaunchGeometry::shared_bytes, 0}}) {
+    auto decoded = decode_kernel_binary(with_metadata(full, f.text, ""));
+    ASSERT_TRUE(decoded.ok()) << f.text << ": " << decoded.status().to_string();
+    EXPECT_EQ(decoded->geometry.*f.member, f.default_value) << f.text;
+    EXPECT_EQ(decoded->code, kb.code);
+  }
   auto again = decode_kernel_binary(full);
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   expect_same(*again, kb);
 }
 
-// A K split of 0 blocks (or more than a grid's z allows) is corrupt, not a
-// launch that covers nothing.
+// A K split of 0 blocks (or more than a grid's z allows), or more shared
+// memory than any device gives a block, is corrupt, not a launch that fails.
 TEST(KernelBinaryTest, KBlocksOutOfRangeIsCorrupt) {
   KernelBinary kb = make_kernel(Target::kSm90, 3070, 64);
   const std::vector<uint8_t> full = encode_kernel_binary(kb);
@@ -608,6 +607,9 @@ TEST(KernelBinaryTest, KBlocksOutOfRangeIsCorrupt) {
     ASSERT_FALSE(decoded.ok()) << bad;
     EXPECT_NE(decoded.status().message().find("launch geometry"), std::string::npos) << decoded.status().message();
   }
+  auto too_much = decode_kernel_binary(with_metadata(full, ",\"shared_bytes\":0", ",\"shared_bytes\":232449"));
+  ASSERT_FALSE(too_much.ok());
+  EXPECT_NE(too_much.status().message().find("launch geometry"), std::string::npos) << too_much.status().message();
 }
 
 }  // namespace
