@@ -1,6 +1,7 @@
 #include "runtime_core.h"
 
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <algorithm>
 
@@ -111,8 +112,10 @@ StatusOr<Target> RuntimeCore::device_target(gatejit_device_kind_t kind, int ordi
   return slot->info->target;
 }
 
-StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb) {
-  const std::string key = std::string(backend.name()) + ":" + std::to_string(ordinal) + ":" + kb.key;
+StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb,
+                                                      const std::string &instance) {
+  std::string key = std::string(backend.name()) + ":" + std::to_string(ordinal) + ":" + kb.key;
+  if (!instance.empty()) key += ":" + instance;
   std::lock_guard<std::mutex> lock(modules_mu_);
   auto it = modules_.find(key);
   if (it != modules_.end()) return it->second.fn;
@@ -135,6 +138,8 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key) {
   auto fn = module_function(**backend, key.ordinal, resolved->binary);
   if (!fn.ok()) return fn.status();
   slot.kernel = Loaded{*backend, key.ordinal, *fn, resolved->binary.geometry};
+  if (resolved->binary.geometry.k_blocks > 1)
+    slot.split_binary = std::make_shared<const KernelBinary>(resolved->binary);
   slot.explanation = resolved->explanation;
   log::info("resolved " + canonical_text(key.contract) + ": " + slot.explanation);
   return Status::Ok();
@@ -164,15 +169,35 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
   return slot;
 }
 
+StatusOr<FunctionHandle> RuntimeCore::function_for_stream(Slot &slot, void *stream) {
+  if (!slot.split_binary) return slot.kernel.fn;
+  StreamInstance *inst = find_or_create(slot.streams, slot.streams_mu, stream);
+  if (FunctionHandle fn = inst->fn.load(std::memory_order_acquire)) return fn;
+  std::lock_guard<std::mutex> lock(inst->mu);
+  if (FunctionHandle fn = inst->fn.load(std::memory_order_relaxed)) return fn;
+  char tag[32];
+  std::snprintf(tag, sizeof tag, "stream-%p", stream);
+  auto fn = module_function(*slot.kernel.backend, slot.kernel.ordinal, *slot.split_binary, tag);
+  if (!fn.ok()) return fn.status();
+  inst->fn.store(*fn, std::memory_order_release);
+  return *fn;
+}
+
+// Also loads the stream's instance of a K-split kernel, so that a launch
+// captured into a CUDA graph afterwards loads nothing.
 Status RuntimeCore::prepare(const gatejit_gate_args_t &args) {
   auto slot = slot_for(args);
-  return slot.ok() ? Status::Ok() : slot.status();
+  if (!slot.ok()) return slot.status();
+  auto fn = function_for_stream(**slot, args.stream);
+  return fn.ok() ? Status::Ok() : fn.status();
 }
 
 Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   auto slot_or = slot_for(args);
   if (!slot_or.ok()) return slot_or.status();
   const Loaded &k = (*slot_or)->kernel;
+  auto fn = function_for_stream(**slot_or, args.stream);
+  if (!fn.ok()) return fn.status();
   // The kernel ABI (kernel_binary.h): 4 pointers, then 7 i64 scalars.
   void *hidden = args.hidden.data, *weight = args.weight.data, *attn = args.attn.data, *out = args.out.data;
   int64_t m = args.hidden.rows, n = args.weight.rows, kk = args.hidden.cols;
@@ -180,7 +205,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   void *params[kKernelArgCount] = {&hidden, &weight, &attn, &out, &m, &n, &kk, &ldh, &ldw, &lda, &ldo};
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
-    return k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), k.geometry.grid_z()}, block,
+    return k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), k.geometry.grid_z()}, block,
                              k.geometry.shared_bytes, args.stream,
                              params);
   }
@@ -194,7 +219,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
     hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * ldh) * eb;
     attn = static_cast<char *>(args.attn.data) + size_t(m0 * lda) * eb;
     out = static_cast<char *>(args.out.data) + size_t(m0 * ldo) * eb;
-    GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, k.fn, {k.geometry.grid_x(n), uint32_t(m), 1}, block,
+    GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(n), uint32_t(m), 1}, block,
                                               k.geometry.shared_bytes, args.stream, params));
   }
   return Status::Ok();

@@ -61,11 +61,21 @@ class RuntimeCore {
   };
   // Resolved once; other threads with the same key wait on `mu`. A failed
   // resolution is not kept: a later call (after load_bundle, say) tries again.
+  // A K-split kernel (LaunchGeometry::k_blocks > 1) keeps its partials and
+  // arrival counters in its module, so launches that may overlap must not
+  // share one: each stream gets its own instance of the module.
+  struct StreamInstance {
+    std::mutex mu;
+    std::atomic<FunctionHandle> fn{nullptr};
+  };
   struct Slot {
     std::mutex mu;
     std::atomic<bool> ready{false};
     Loaded kernel;
     std::string explanation;
+    std::shared_ptr<const KernelBinary> split_binary;  // K-split kernels: to load more instances
+    std::shared_mutex streams_mu;
+    std::unordered_map<void *, std::unique_ptr<StreamInstance>> streams;
   };
   struct DeviceSlot {
     std::once_flag once;
@@ -85,7 +95,12 @@ class RuntimeCore {
   StatusOr<Contract> call_contract(const gatejit_gate_args_t &args);
   StatusOr<Slot *> slot_for(const gatejit_gate_args_t &args);
   Status resolve_into(Slot &slot, const CallKey &key);
-  StatusOr<FunctionHandle> module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb);
+  // The function to launch on `stream`: the slot's own, or for a K-split
+  // kernel the stream's instance (loaded on the stream's first call).
+  StatusOr<FunctionHandle> function_for_stream(Slot &slot, void *stream);
+  // `instance` tells apart module instances of one code object ("" = shared).
+  StatusOr<FunctionHandle> module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb,
+                                           const std::string &instance = "");
 
   Resolver resolver_;
   RuntimeOptions options_;
@@ -95,7 +110,7 @@ class RuntimeCore {
   std::shared_mutex devices_mu_;  // shared for lookups: every call takes it
   std::unordered_map<int64_t, std::unique_ptr<DeviceSlot>> devices_;
   std::mutex modules_mu_;
-  std::unordered_map<std::string, Module> modules_;  // "<backend>:<ordinal>:<binary key>"
+  std::unordered_map<std::string, Module> modules_;  // "<backend>:<ordinal>:<binary key>[:<instance>]"
 };
 
 }  // namespace gatejit

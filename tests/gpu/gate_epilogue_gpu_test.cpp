@@ -470,6 +470,56 @@ INSTANTIATE_TEST_SUITE_P(
 
 // --- Errors reach the caller as statuses ------------------------------------------
 
+// --- K-split kernels on concurrent streams -----------------------------------
+
+// The tiled mma (sm_90, M > 32) splits K across blocks that meet in a
+// workspace and arrival counters in the loaded module (docs/runtime.md). Two
+// streams launch the same kernel on different inputs, one after the other
+// with no wait, so their launches overlap on the GPU; every output of every
+// launch is checked. Had the streams shared one module instance, blocks of
+// both launches would count into the same counters and sum each other's
+// partials.
+TEST_F(GpuTest, KSplitKernelOnTwoStreamsKeepsLaunchesApart) {
+  const Driver *drv = driver(nullptr);
+  const Case c{128, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma"};
+  constexpr int kLaunches = 16;
+  Buffers a = make(c), b = make(c);
+  Buffers *problems[2] = {&a, &b};
+  CUstream streams[2] = {nullptr, nullptr};
+  std::vector<std::unique_ptr<DeviceBuffer>> outs[2];
+  for (int p = 0; p < 2; ++p) {
+    check(drv->cuStreamCreate(&streams[p], 1 /* non-blocking */), "cuStreamCreate");
+    problems[p]->args.stream = streams[p];
+    ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &problems[p]->args)), "");
+    for (int i = 0; i < kLaunches; ++i) {
+      outs[p].push_back(std::make_unique<DeviceBuffer>(problems[p]->attn.bytes.size()));
+      poison(*outs[p].back(), c.dtype);
+    }
+  }
+  check(drv->cuCtxSynchronize(), "cuCtxSynchronize");  // the poison is in place
+  for (int i = 0; i < kLaunches; ++i) {
+    for (int p = 0; p < 2; ++p) {
+      gatejit_gate_args_t args = problems[p]->args;
+      args.out.data = outs[p][i]->ptr();
+      ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &args)), "");
+    }
+  }
+  for (CUstream s : streams) check(drv->cuStreamSynchronize(s), "cuStreamSynchronize");
+  for (int p = 0; p < 2; ++p) {
+    for (int i = 0; i < kLaunches; ++i) {
+      HostTensor out = reference::make_tensor(c.dtype, c.m, c.n, c.n);
+      outs[p][i]->download(out.bytes.data(), out.bytes.size());
+      const auto r = verify(*problems[p], c, out, c.rounding);
+      EXPECT_EQ(r.unwritten, 0) << "stream " << p << ", launch " << i;
+      EXPECT_EQ(r.mismatches, 0) << "stream " << p << ", launch " << i << ": " << r.first_failure;
+      g_totals.cases++;
+      g_totals.elements += r.checked;
+      g_totals.exact_required += r.exact_required;
+    }
+  }
+  for (CUstream s : streams) drv->cuStreamDestroy(s);
+}
+
 TEST_F(GpuTest, ShapeMismatchIsAnErrorNamingTheField) {
   const Case c{1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "gemv"};
   Buffers b = make(c);
