@@ -26,9 +26,8 @@
 // writes its fp32 partial tile to a module-level workspace, then counts itself
 // in; the last to arrive sums the SPLITS partials in split order (the result
 // does not depend on arrival order), applies the epilogue and resets the
-// counter for the next launch. Launches of one loaded kernel must therefore
-// be ordered (one stream, or events): the runtime's contract for this kernel
-// (docs/runtime.md).
+// counter for the next launch. Launches that overlap must not share the
+// module: the runtime loads one instance per stream (docs/runtime.md).
 //
 // Parameters (compiler/src/kernel_plan.cpp):
 //   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${WARPS_N} ${RT} ${MT} ${TILES} ${TILE_W}

@@ -285,52 +285,72 @@ void plan_mma(KernelPlan &p) {
 }
 
 // mma_tiled (templates/mma_tiled.mlir): the GEMM-shaped form of mma, on
-// sm_90 from M = 32 up (docs/perf-notes.md, v20). Block tiles of BN weight
-// rows x BM hidden rows stream K through workgroup memory in STAGES tiles of
-// BK; grid z splits K into SPLITS blocks that meet in a workspace.
+// sm_90 from M = 33 on (docs/perf-notes.md, v20); on gfx950 when asked. Block tiles of BN weight rows x BM hidden rows
+// stream K through workgroup memory in STAGES tiles of BK; grid z splits K
+// into SPLITS blocks that meet in a workspace.
 constexpr int64_t kTiledBk = 64;                // K per stage: 128-byte rows, 8 chunks
-constexpr int64_t kTiledWarps = 4;              // 128 threads: 16 rows of 8 chunks per copy pass
-// The table keeps its stages within 48 KiB (4 blocks per SM fit); an
-// override may take up to the 227 KiB a block can opt in to.
-constexpr int64_t kTiledSmemTable = 48 * 1024;
-constexpr int64_t kTiledSmemLimit = 227 * 1024;
-constexpr int64_t kSm90Sms = 132;               // H100 / H200 SXM
+constexpr int64_t kTiledWaves = 4;              // per block; a copy pass covers BLOCK / 8 rows
 constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeline to fill
-// Blocks per SM the K split is sized for, and the occupancy asked of ptxas
-// (3 x 128 threads: at most 168 registers each; 48 KiB of stages allow 4).
-constexpr int64_t kTiledBlocksPerSm = 3;
+
+// What the tiled form needs to know about a target.
+struct TiledTarget {
+  int64_t compute_units;  // SMs / CUs
+  int64_t smem_table;     // workgroup memory the table's stages stay within
+  int64_t smem_limit;     // what an override may take
+  int64_t blocks_per_cu;  // the K split's target (and, on sm_90, the occupancy asked of ptxas)
+  int64_t tile_w, h_loads, h_stride;  // the fragment snippet's shape
+};
+TiledTarget tiled_target(Target t) {
+  // gfx950 (MI355X): 256 CUs, 160 KiB LDS per CU; the table stays within 64
+  // KiB (two workgroups per CU). MFMA 16x16x32 fragments (mma_gfx950.mlir).
+  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 16, 1, 16};
+  // sm_90 (H100 / H200 SXM): 132 SMs; 48 KiB of stages let 4 blocks share an
+  // SM; an override may opt in to 227 KiB. 3 blocks per SM: at most 168
+  // registers per thread. mma.sync m16n8k16 fragments (mma_sm90.mlir).
+  return {132, 48 * 1024, 227 * 1024, 3, 8, 2, 8};
+}
 
 struct TiledTuning {
-  int64_t bn = 64, bm = 32, warps_n = 4, stages = 4, splits = 1;
-  int64_t blocks_per_sm = kTiledBlocksPerSm;  // the occupancy asked of ptxas, and the K split's target
+  int64_t bn = 64, bm = 32, warps_n = 2, stages = 4, splits = 1;
+  int64_t blocks_per_cu = 1;
 };
 
 bool mma_tiled_applies(const Contract &c) {
-  if (c.target != Target::kSm90 || c.k % kTiledBk != 0) return false;
+  if (!mma_available(c.target) || c.k % kTiledBk != 0) return false;
   const auto o = tuning_override();
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
-  // From M = 33: at M = 32 the tiled form was at parity (12.4 vs 12.8 us, v20).
-  return c.m_max > 32;
+  // sm_90 from M = 33: at M = 32 the tiled form was at parity (12.4 vs
+  // 12.8 us, v20). gfx950 only when asked (tiled=1): LLVM's AMDGPU backend
+  // makes every LDS read wait for all LDS-DMA loads in flight (s_waitcnt
+  // vmcnt(0) before the ds_reads, and before each barrier), so the stages do
+  // not overlap there yet (docs/templates.md).
+  return c.target == Target::kSm90 && c.m_max > 32;
 }
 
-bool tiled_shape_ok(const TiledTuning &t) {
-  const int64_t warps_m = kTiledWarps / t.warps_n;
-  return t.warps_n >= 1 && kTiledWarps % t.warps_n == 0 && t.bn % 16 == 0 && t.bm % 16 == 0 &&
-         t.bn % (8 * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
-         2 * (t.bn + t.bm) * kTiledBk * 2 <= kTiledSmemLimit;
+bool tiled_shape_ok(const TiledTuning &t, int64_t wave, const TiledTarget &tt) {
+  const int64_t warps_m = kTiledWaves / t.warps_n;
+  const int64_t rows_per_pass = wave * kTiledWaves / 8;
+  return t.warps_n >= 1 && kTiledWaves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
+         t.bm % rows_per_pass == 0 && t.bn % (tt.tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
+         2 * (t.bn + t.bm) * kTiledBk * 2 <= tt.smem_limit;
 }
 
-// The table, from the v20 sweeps on the H200 (N = 1536, K = 7168;
+// The sm_90 table, from the v20 sweeps on the H200 (N = 1536, K = 7168;
 // docs/perf-notes.md). Smaller tiles re-read hidden from L2 more often; more
 // K splits make the last block's reduction longer; one wave of about 3
 // blocks per SM balanced the two:
 //  - M <= 64: 32 x 32 tiles, 6 stages (M = 64: 15.5 us; register-streamed 18.1)
 //  - M <= 256: 64 weight rows x 32 hidden rows, 4 stages (M = 128: 20.0 us; 30.6)
 //  - beyond: 64 x 64, 3 stages (M = 512: 54-60 us; 92. M = 2048: 187-196; 350)
+// gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
+// lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
 TiledTuning tiled_tuning(const Contract &c) {
+  const TiledTarget tt = tiled_target(c.target);
+  const int64_t wave = target_wave_size(c.target);
   TiledTuning t;
-  t.warps_n = 2;
-  if (c.m_max <= 64) t.bn = 32, t.bm = 32;
+  t.blocks_per_cu = tt.blocks_per_cu;
+  if (target_is_amdgpu(c.target)) t.bn = 64, t.bm = 64;
+  else if (c.m_max <= 64) t.bn = 32, t.bm = 32;
   else if (c.m_max <= 256) t.bn = 64, t.bm = 32;
   else t.bn = 64, t.bm = 64;
   TiledTuning asked = t;
@@ -341,18 +361,18 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("bn", asked.bn);
   take("bm", asked.bm);
   take("warps_n", asked.warps_n);
-  if (tiled_shape_ok(asked)) t = asked;  // an impossible override keeps the table's shape
+  if (tiled_shape_ok(asked, wave, tt)) t = asked;  // an impossible override keeps the table's shape
   const int64_t stage_bytes = (t.bn + t.bm) * kTiledBk * 2;
-  t.stages = std::min<int64_t>(6, kTiledSmemTable / stage_bytes);
+  t.stages = std::min<int64_t>(6, tt.smem_table / stage_bytes);
   take("stages", t.stages);
-  t.stages = std::clamp<int64_t>(t.stages, 2, kTiledSmemLimit / stage_bytes);
-  take("bps", t.blocks_per_sm);
-  // As many K splits as keep every block in one wave of blocks_per_sm per
-  // SM, each split at least a few K tiles long.
+  t.stages = std::clamp<int64_t>(t.stages, 2, tt.smem_limit / stage_bytes);
+  take("bps", t.blocks_per_cu);
+  // As many K splits as keep every block in one wave of blocks_per_cu per
+  // SM / CU, each split at least a few K tiles long.
   const int64_t kt = c.k / kTiledBk;
   const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
   const int64_t max_splits = std::max<int64_t>(1, kt / kTiledMinKTilesPerSplit);
-  t.splits = std::clamp<int64_t>(t.blocks_per_sm * kSm90Sms / tiles, 1, max_splits);
+  t.splits = std::clamp<int64_t>(t.blocks_per_cu * tt.compute_units / tiles, 1, max_splits);
   take("splits", t.splits);
   t.splits = std::clamp<int64_t>(t.splits, 1, kt);
   return t;
@@ -360,15 +380,18 @@ TiledTuning tiled_tuning(const Contract &c) {
 
 void plan_mma_tiled(KernelPlan &p) {
   const Contract &c = p.contract;
+  const bool amd = target_is_amdgpu(c.target);
+  const TiledTarget tt = tiled_target(c.target);
   const TiledTuning t = tiled_tuning(c);
   const int64_t wave = target_wave_size(c.target);
-  const int64_t block = wave * kTiledWarps;
-  const int64_t warps_m = kTiledWarps / t.warps_n;
-  const int64_t tile_w = 8, h_loads = 2, h_stride = 8;  // mma.sync m16n8k16 (mma_sm90.mlir)
-  const int64_t rt = t.bn / (tile_w * t.warps_n);
+  const int64_t block = wave * kTiledWaves;
+  const int64_t warps_m = kTiledWaves / t.warps_n;
+  const int64_t rt = t.bn / (tt.tile_w * t.warps_n);
   const int64_t mt = t.bm / (16 * warps_m);
   const int64_t tiles_n = (c.n + t.bn - 1) / t.bn;
   const int64_t tiles_m = (c.m_max + t.bm - 1) / t.bm;
+  const int64_t w_cpt = t.bn * (kTiledBk / 8) / block;
+  const int64_t h_cpt = t.bm * (kTiledBk / 8) / block;
   auto &P = p.params;
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
   set("WAVE", wave);
@@ -377,9 +400,9 @@ void plan_mma_tiled(KernelPlan &p) {
   set("RT", rt);
   set("MT", mt);
   set("TILES", rt * mt);
-  set("TILE_W", tile_w);
-  set("H_LOADS", h_loads);
-  set("H_STRIDE", h_stride);
+  set("TILE_W", tt.tile_w);
+  set("H_LOADS", tt.h_loads);
+  set("H_STRIDE", tt.h_stride);
   set("BN", t.bn);
   set("BM", t.bm);
   set("ROWS", t.bn + t.bm);
@@ -387,14 +410,16 @@ void plan_mma_tiled(KernelPlan &p) {
   set("STAGES", t.stages);
   set("SMEM_BYTES", t.stages * (t.bn + t.bm) * kTiledBk * 2);
   set("STAGES_AHEAD", t.stages - 1);
-  set("PENDING", t.stages - 2);
+  // In flight while the oldest stage is used: STAGES - 2 later stages, as
+  // copy groups (sm_90) or as each thread's loads (gfx950 counts loads).
+  set("PENDING", amd ? (t.stages - 2) * (w_cpt + h_cpt) : t.stages - 2);
   set("KT", c.k / kTiledBk);
   set("SPLITS", t.splits);
   set("SPLITS_LAST", t.splits - 1);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
   set("TILES_N", tiles_n);
-  set("W_CPT", t.bn * (kTiledBk / 8) / block);
-  set("H_CPT", t.bm * (kTiledBk / 8) / block);
+  set("W_CPT", w_cpt);
+  set("H_CPT", h_cpt);
   set("PER_SPLIT", rt * mt * 4);
   // Splits whose partials the last block loads together: up to 64 registers.
   const int64_t round = std::clamp<int64_t>(64 / (rt * mt * 4), 1, t.splits);
@@ -405,9 +430,10 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
-  P["KERNEL_ATTRS"] = fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_sm);
+  P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   p.template_file = "mma_tiled";
-  p.snippets = {"mma_sm90", "async_copy_sm90"};
+  p.snippets = amd ? std::vector<std::string>{"mma_gfx950", "async_copy_gfx950"}
+                   : std::vector<std::string>{"mma_sm90", "async_copy_sm90"};
   p.tuning_keys = {"BN", "BM", "STAGES", "SPLITS", "WARPS_N"};
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
                 uint32_t(t.stages * (t.bn + t.bm) * kTiledBk * 2)};

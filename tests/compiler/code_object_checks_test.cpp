@@ -323,6 +323,48 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, MmaGfx950Code,
                                          std::pair{DType::kF16, int64_t(64)}, std::pair{DType::kBF16, int64_t(512)}),
                          dtype_m_name);
 
+// gfx950's tiled form, asked for with GATEJIT_MMA_TUNING=tiled=1 (auto keeps
+// the register-streamed form there: docs/templates.md says why). Operands go
+// from global memory straight into LDS (global_load_lds_dwordx4, nothing
+// written to LDS from registers but the K-split flag), fragments come back
+// as 16-byte LDS reads into the MFMA; no scratch, no spills; the stages fit
+// the 160 KiB of LDS.
+class TiledMmaGfx950Code : public testing::TestWithParam<std::pair<DType, int64_t>> {
+ protected:
+  void SetUp() override { setenv("GATEJIT_MMA_TUNING", "tiled=1", 1); }
+  void TearDown() override { unsetenv("GATEJIT_MMA_TUNING"); }
+};
+
+TEST_P(TiledMmaGfx950Code, LoadsGlobalToLdsAndFeedsMfmaFromLds) {
+  const Contract c = seed_with(Target::kGfx950, GetParam().first, GetParam().second);
+  auto compiled = compiler::compile(c);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const nlohmann::json &r = compiled->report;
+  ASSERT_EQ(r.value("template_file", ""), "mma_tiled") << r.value("reason", "");
+  const char *mfma = c.dtype_out == DType::kBF16 ? "v_mfma_f32_16x16x32_bf16" : "v_mfma_f32_16x16x32_f16";
+  EXPECT_GT(histogram_count(r, "global_load_lds_dwordx4"), 0) << r["instructions"].dump();
+  EXPECT_GT(histogram_count(r, "ds_read_b128"), 0);
+  EXPECT_GT(histogram_count(r, mfma), 0);
+  EXPECT_EQ(histogram_count(r, "ds_write_b128"), 0);
+  // 16-byte global loads into registers are the K-split partials only (at
+  // most one per accumulator tile and split), none without a split.
+  const int64_t splits = r["tuning"]["SPLITS"], tiles = 4;  // 2 x 2 MFMA tiles per wave (64 x 64, 2 x 2 waves)
+  EXPECT_LE(histogram_count(r, "global_load_dwordx4"), splits > 1 ? splits * tiles : 0)
+      << "operands must not pass through registers";
+  const nlohmann::json &k = r["kernels"][0];
+  EXPECT_EQ(k.value("scratch_bytes", -1), 0);
+  EXPECT_EQ(k.value("vgpr_spill_count", -1), 0);
+  const LaunchGeometry &geo = compiled->binary.geometry;
+  EXPECT_GT(geo.shared_bytes, 0u);
+  EXPECT_LE(geo.shared_bytes, 160u * 1024);
+  EXPECT_EQ(geo.block_x, 256u);  // 4 waves of 64
+}
+
+INSTANTIATE_TEST_SUITE_P(Gfx950, TiledMmaGfx950Code,
+                         testing::Values(std::pair{DType::kBF16, int64_t(64)}, std::pair{DType::kF16, int64_t(128)},
+                                         std::pair{DType::kBF16, int64_t(2048)}),
+                         dtype_m_name);
+
 // sm_90's mma kernel: mma.sync m16n8k16 with the dtype's operand type, 16-byte
 // operand loads.
 TEST(PtxCode, MmaUsesMmaSync) {

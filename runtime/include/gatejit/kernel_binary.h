@@ -29,8 +29,8 @@ struct LaunchGeometry {
   bool grid_y_is_m = false;   // one grid row per output row (generic)
   uint32_t m_per_block = 0;   // rows of hidden each grid row covers (mma); 0: one grid row
   // Grid z: blocks that share out K for one output tile (mma_tiled); their
-  // partials meet in the kernel's own workspace, so launches of one loaded
-  // kernel with k_blocks > 1 must be stream-ordered (docs/runtime.md).
+  // partials meet in the kernel's own workspace, so the runtime loads one
+  // module instance per stream for k_blocks > 1 (docs/runtime.md).
   uint32_t k_blocks = 1;
   // Dynamic shared memory per block (mma_tiled's stages), in bytes; above
   // 48 KiB the CUDA backend opts the function in when it loads it.
