@@ -1,7 +1,7 @@
 // mma_tiled: the matrix-core template in the usual GEMM shape, for M from 32
 // up. A block owns a tile of BN weight rows (output columns) x BM hidden rows
 // and 1 / SPLITS of the K range (grid z splits K). Its K range streams
-// through workgroup memory in tiles of BK = 64 elements, STAGES of them in
+// through workgroup memory in tiles of BK = 64 or 128 elements, STAGES of them in
 // flight: the per-target snippet copies 16-byte chunks asynchronously
 // (cp.async on sm_90), so the bytes in flight per SM are bounded by
 // workgroup memory, not by registers. Each hidden chunk fetched from L2
@@ -10,9 +10,11 @@
 // 16-row column group) falls by BN / 16.
 //
 // Workgroup memory holds, per stage, BN weight rows then BM hidden rows of
-// 64 elements (128 bytes = 8 chunks); chunk c of row r sits at chunk slot
-// c ^ (r mod 8), so the 8 lanes of a quarter warp reading one 16-byte chunk
-// each of rows r and r + 1 hit 8 different slots (no bank conflicts).
+// BK elements (CHUNKS = BK / 8 chunks of 16 bytes); chunk c of row r sits at
+// chunk slot c ^ (r mod 8), so the 8 lanes of a quarter warp reading one
+// 16-byte chunk each of rows r and r + 1 hit 8 different 16-byte bank groups
+// (no bank conflicts). The products take a stage 64 elements (KSUB parts) at
+// a time.
 //
 // Fragments come from the same lane-to-row/K maps as the mma template (the
 // mma_sm90 / mma_gfx950 snippet): lane l reads VECS = 2 chunks of its rows at
@@ -32,7 +34,8 @@
 // Parameters (compiler/src/kernel_plan.cpp):
 //   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${WARPS_N} ${RT} ${MT} ${TILES} ${TILE_W}
 //   ${H_LOADS} ${H_STRIDE} (from the fragment snippet)
-//   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${STAGES} ${STAGES_AHEAD} (= STAGES - 1)
+//   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
+//   ${STAGES} ${STAGES_AHEAD} (= STAGES - 1)
 //   ${PENDING} (= STAGES - 2: copy groups that may still be in flight)
 //   ${KT} (K / BK tiles) ${SPLITS} ${SPLIT_K} (SPLITS > 1) ${TILES_N}
 //   ${W_CPT} ${H_CPT} (16-byte chunks each thread copies per stage)
@@ -128,9 +131,13 @@ module attributes {gpu.container_module} {
         }
         func.call @commit_copies() : () -> ()
         %slot = arith.remui %i, %stages : index
-        %a2 = func.call @tile_products(%tiles, %slot, %wn, %wm, %lane, %a)
-            : (memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index,
-               vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
+        %ksub = arith.constant ${KSUB} : index
+        %a2 = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (vector<${TILES}x4xf32>) {
+          %as2 = func.call @tile_products(%tiles, %slot, %sub, %wn, %wm, %lane, %as)
+              : (memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index,
+                 vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
+          scf.yield %as2 : vector<${TILES}x4xf32>
+        } {gatejit.unroll}
         scf.yield %a2 : vector<${TILES}x4xf32>
       }
 
@@ -220,11 +227,12 @@ module attributes {gpu.container_module} {
       %w_cpt = arith.constant ${W_CPT} : index
       %h_cpt = arith.constant ${H_CPT} : index
       %k_tile = arith.muli %kt, %bk : index
-      %row_in_step = arith.divui %tid, %c8 : index
-      %chunk = arith.remui %tid, %c8 : index
+      %cpr = arith.constant ${CHUNKS} : index
+      %row_in_step = arith.divui %tid, %cpr : index
+      %chunk = arith.remui %tid, %cpr : index
       %k_chunk = arith.muli %chunk, %c8 : index
       %k = arith.addi %k_tile, %k_chunk : index
-      %rows_per_pass = arith.divui %block, %c8 : index
+      %rows_per_pass = arith.divui %block, %cpr : index
       scf.for %i = %c0 to %w_cpt step %c1 {
         %pass = arith.muli %i, %rows_per_pass : index
         %row = arith.addi %pass, %row_in_step : index
@@ -295,7 +303,7 @@ module attributes {gpu.container_module} {
     // fragments (VECS = 2 chunks per row) from workgroup memory, then every
     // (weight tile, hidden tile) pair.
     func.func private @tile_products(%tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
-                                     %slot: index, %wn: index, %wm: index, %lane: index,
+                                     %slot: index, %sub: index, %wn: index, %wm: index, %lane: index,
                                      %acc: vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -313,9 +321,12 @@ module attributes {gpu.container_module} {
       %w_lane = func.call @lane_w_row(%lane) : (index) -> index
       %h_lane = func.call @lane_h_row(%lane) : (index) -> index
       %k_lane = func.call @lane_k(%lane) : (index) -> index
-      // The lane's first chunk: K lane_k * VECS, in chunks of 8.
+      // The lane's first chunk: K lane_k * VECS, in chunks of 8, within the
+      // 64-element part `sub` of the stage.
       %chunk0 = arith.divui %k_lane, %c8 : index
-      %chunk_base = arith.muli %chunk0, %c2 : index
+      %chunk_lane = arith.muli %chunk0, %c2 : index
+      %sub_chunks = arith.muli %sub, %c8 : index
+      %chunk_base = arith.addi %chunk_lane, %sub_chunks : index
       %wn_rows = arith.muli %wn, %rt : index
       %w_row0 = arith.muli %wn_rows, %tile_w : index
       %wm_tiles = arith.muli %wm, %mt : index

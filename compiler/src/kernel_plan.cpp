@@ -288,7 +288,7 @@ void plan_mma(KernelPlan &p) {
 // sm_90 from M = 33 on (docs/perf-notes.md, v20); on gfx950 when asked. Block tiles of BN weight rows x BM hidden rows
 // stream K through workgroup memory in STAGES tiles of BK; grid z splits K
 // into SPLITS blocks that meet in a workspace.
-constexpr int64_t kTiledBk = 64;                // K per stage: 128-byte rows, 8 chunks
+constexpr int64_t kTiledBk = 64;                // K per stage (the table's): 128-byte rows, 8 chunks
 constexpr int64_t kTiledWaves = 4;              // per block; a copy pass covers BLOCK / 8 rows
 constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeline to fill
 
@@ -304,14 +304,16 @@ TiledTarget tiled_target(Target t) {
   // gfx950 (MI355X): 256 CUs, 160 KiB LDS per CU; the table stays within 64
   // KiB (two workgroups per CU). MFMA 16x16x32 fragments (mma_gfx950.mlir).
   if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 16, 1, 16};
-  // sm_90 (H100 / H200 SXM): 132 SMs; 48 KiB of stages let 4 blocks share an
-  // SM; an override may opt in to 227 KiB. 3 blocks per SM: at most 168
+  // sm_90 (H100 / H200 SXM): 132 SMs; stages computed from the table's
+  // budget stay within 48 KiB (4 blocks per SM); the table's 64 KiB rows and
+  // overrides opt in to more (up to 227 KiB). 3 blocks per SM: at most 168
   // registers per thread. mma.sync m16n8k16 fragments (mma_sm90.mlir).
   return {132, 48 * 1024, 227 * 1024, 3, 8, 2, 8};
 }
 
 struct TiledTuning {
   int64_t bn = 64, bm = 32, warps_n = 2, stages = 4, splits = 1;
+  int64_t bk = kTiledBk;  // K per stage: 64 or 128 (override bk=128 where K allows)
   int64_t blocks_per_cu = 1;
 };
 
@@ -329,19 +331,22 @@ bool mma_tiled_applies(const Contract &c) {
 
 bool tiled_shape_ok(const TiledTuning &t, int64_t wave, const TiledTarget &tt) {
   const int64_t warps_m = kTiledWaves / t.warps_n;
-  const int64_t rows_per_pass = wave * kTiledWaves / 8;
+  const int64_t rows_per_pass = wave * kTiledWaves / (t.bk / 8);
   return t.warps_n >= 1 && kTiledWaves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
          t.bm % rows_per_pass == 0 && t.bn % (tt.tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
-         2 * (t.bn + t.bm) * kTiledBk * 2 <= tt.smem_limit;
+         2 * (t.bn + t.bm) * t.bk * 2 <= tt.smem_limit;
 }
 
 // The sm_90 table, from the v20 sweeps on the H200 (N = 1536, K = 7168;
 // docs/perf-notes.md). Smaller tiles re-read hidden from L2 more often; more
 // K splits make the last block's reduction longer; one wave of about 3
 // blocks per SM balanced the two:
-//  - M <= 64: 32 x 32 tiles, 6 stages (M = 64: 15.5 us; register-streamed 18.1)
-//  - M <= 256: 64 weight rows x 32 hidden rows, 4 stages (M = 128: 20.0 us; 30.6)
-//  - beyond: 64 x 64, 3 stages (M = 512: 54-60 us; 92. M = 2048: 187-196; 350)
+//  - M <= 64: 32 x 32 tiles, stages of 128 K, 4 of them (64 KiB) (M = 64:
+//    14.8 us; 64-K stages 15.7; register-streamed 18.1) (v23)
+//  - M <= 256: 64 weight rows x 32 hidden rows, 4 stages of 64 K (M = 128:
+//    20.5 us; 128-K stages 21.3; register-streamed 30.6)
+//  - beyond: 64 x 64, 2 stages of 128 K (64 KiB) (M = 512: 50.1 us; 64-K
+//    stages 53.2; register-streamed 92)
 // gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
 // lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
 TiledTuning tiled_tuning(const Contract &c) {
@@ -349,10 +354,12 @@ TiledTuning tiled_tuning(const Contract &c) {
   const int64_t wave = target_wave_size(c.target);
   TiledTuning t;
   t.blocks_per_cu = tt.blocks_per_cu;
+  int64_t table_stages = 0;  // 0: as many as fit the table's workgroup memory, at most 6
   if (target_is_amdgpu(c.target)) t.bn = 64, t.bm = 64;
-  else if (c.m_max <= 64) t.bn = 32, t.bm = 32;
-  else if (c.m_max <= 256) t.bn = 64, t.bm = 32;
-  else t.bn = 64, t.bm = 64;
+  else if (c.m_max <= 64) t.bn = 32, t.bm = 32, t.bk = 128, table_stages = 4;
+  else if (c.m_max <= 256) t.bn = 64, t.bm = 32, table_stages = 4;
+  else t.bn = 64, t.bm = 64, t.bk = 128, table_stages = 2;
+  if (c.k % t.bk != 0) t.bk = kTiledBk, table_stages = 0;
   TiledTuning asked = t;
   const auto o = tuning_override();
   auto take = [&](const char *key, int64_t &field) {
@@ -361,15 +368,18 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("bn", asked.bn);
   take("bm", asked.bm);
   take("warps_n", asked.warps_n);
+  take("bk", asked.bk);
+  if (asked.bk != 64 && (asked.bk != 128 || c.k % 128 != 0)) asked.bk = kTiledBk;
+  if (asked.bn != t.bn || asked.bm != t.bm || asked.bk != t.bk) table_stages = 0;
   if (tiled_shape_ok(asked, wave, tt)) t = asked;  // an impossible override keeps the table's shape
-  const int64_t stage_bytes = (t.bn + t.bm) * kTiledBk * 2;
-  t.stages = std::min<int64_t>(6, tt.smem_table / stage_bytes);
+  const int64_t stage_bytes = (t.bn + t.bm) * t.bk * 2;
+  t.stages = table_stages ? table_stages : std::min<int64_t>(6, tt.smem_table / stage_bytes);
   take("stages", t.stages);
   t.stages = std::clamp<int64_t>(t.stages, 2, tt.smem_limit / stage_bytes);
   take("bps", t.blocks_per_cu);
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
-  const int64_t kt = c.k / kTiledBk;
+  const int64_t kt = c.k / t.bk;
   const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
   const int64_t max_splits = std::max<int64_t>(1, kt / kTiledMinKTilesPerSplit);
   t.splits = std::clamp<int64_t>(t.blocks_per_cu * tt.compute_units / tiles, 1, max_splits);
@@ -390,8 +400,8 @@ void plan_mma_tiled(KernelPlan &p) {
   const int64_t mt = t.bm / (16 * warps_m);
   const int64_t tiles_n = (c.n + t.bn - 1) / t.bn;
   const int64_t tiles_m = (c.m_max + t.bm - 1) / t.bm;
-  const int64_t w_cpt = t.bn * (kTiledBk / 8) / block;
-  const int64_t h_cpt = t.bm * (kTiledBk / 8) / block;
+  const int64_t w_cpt = t.bn * (t.bk / 8) / block;
+  const int64_t h_cpt = t.bm * (t.bk / 8) / block;
   auto &P = p.params;
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
   set("WAVE", wave);
@@ -406,14 +416,16 @@ void plan_mma_tiled(KernelPlan &p) {
   set("BN", t.bn);
   set("BM", t.bm);
   set("ROWS", t.bn + t.bm);
-  set("BK", kTiledBk);
+  set("BK", t.bk);
+  set("CHUNKS", t.bk / 8);
+  set("KSUB", t.bk / 64);
   set("STAGES", t.stages);
-  set("SMEM_BYTES", t.stages * (t.bn + t.bm) * kTiledBk * 2);
+  set("SMEM_BYTES", t.stages * (t.bn + t.bm) * t.bk * 2);
   set("STAGES_AHEAD", t.stages - 1);
   // In flight while the oldest stage is used: STAGES - 2 later stages, as
   // copy groups (sm_90) or as each thread's loads (gfx950 counts loads).
   set("PENDING", amd ? (t.stages - 2) * (w_cpt + h_cpt) : t.stages - 2);
-  set("KT", c.k / kTiledBk);
+  set("KT", c.k / t.bk);
   set("SPLITS", t.splits);
   set("SPLITS_LAST", t.splits - 1);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
@@ -434,9 +446,9 @@ void plan_mma_tiled(KernelPlan &p) {
   p.template_file = "mma_tiled";
   p.snippets = amd ? std::vector<std::string>{"mma_gfx950", "async_copy_gfx950"}
                    : std::vector<std::string>{"mma_sm90", "async_copy_sm90"};
-  p.tuning_keys = {"BN", "BM", "STAGES", "SPLITS", "WARPS_N"};
+  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N"};
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
-                uint32_t(t.stages * (t.bn + t.bm) * kTiledBk * 2)};
+                uint32_t(t.stages * (t.bn + t.bm) * t.bk * 2)};
 }
 
 void plan_generic(KernelPlan &p) {

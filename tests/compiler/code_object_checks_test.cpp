@@ -439,7 +439,7 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
   EXPECT_EQ(int64_t(geo.n_per_block), bn);
   EXPECT_EQ(int64_t(geo.m_per_block), bm);
   EXPECT_EQ(int64_t(geo.k_blocks), splits);
-  EXPECT_EQ(int64_t(geo.shared_bytes), tuning["STAGES"].get<int64_t>() * (bn + bm) * 64 * 2);
+  EXPECT_EQ(int64_t(geo.shared_bytes), tuning["STAGES"].get<int64_t>() * (bn + bm) * tuning["BK"].get<int64_t>() * 2);
   if (splits > 1) {
     const int64_t tiles = ((c.n + bn - 1) / bn) * ((c.m + bm - 1) / bm);
     const std::string workspace =
