@@ -304,9 +304,8 @@ TiledTarget tiled_target(Target t) {
   // gfx950 (MI355X): 256 CUs, 160 KiB LDS per CU; the table stays within 64
   // KiB (two workgroups per CU). MFMA 16x16x32 fragments (mma_gfx950.mlir).
   if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 16, 1, 16};
-  // sm_90 (H100 / H200 SXM): 132 SMs; stages computed from the table's
-  // budget stay within 48 KiB (4 blocks per SM); the table's 64 KiB rows and
-  // overrides opt in to more (up to 227 KiB). 3 blocks per SM: at most 168
+  // sm_90 (H100 / H200 SXM): 132 SMs; 48 KiB of stages let 4 blocks share an
+  // SM; an override may opt in to 227 KiB. 3 blocks per SM: at most 168
   // registers per thread. mma.sync m16n8k16 fragments (mma_sm90.mlir).
   return {132, 48 * 1024, 227 * 1024, 3, 8, 2, 8};
 }
@@ -341,12 +340,13 @@ bool tiled_shape_ok(const TiledTuning &t, int64_t wave, const TiledTarget &tt) {
 // docs/perf-notes.md). Smaller tiles re-read hidden from L2 more often; more
 // K splits make the last block's reduction longer; one wave of about 3
 // blocks per SM balanced the two:
-//  - M <= 64: 32 x 32 tiles, stages of 128 K, 4 of them (64 KiB) (M = 64:
-//    14.8 us; 64-K stages 15.7; register-streamed 18.1) (v23)
-//  - M <= 256: 64 weight rows x 32 hidden rows, 4 stages of 64 K (M = 128:
-//    20.5 us; 128-K stages 21.3; register-streamed 30.6)
-//  - beyond: 64 x 64, 2 stages of 128 K (64 KiB) (M = 512: 50.1 us; 64-K
-//    stages 53.2; register-streamed 92)
+//  - M <= 64: 32 x 32 tiles, 6 stages (M = 64: 15.5 us; register-streamed 18.1)
+//  - M <= 256: 64 weight rows x 32 hidden rows, 4 stages (M = 128: 20.0 us; 30.6)
+//  - beyond: 64 x 64, 3 stages (M = 512: 54-60 us; 92. M = 2048: 187-196; 350)
+// All with 64-K stages. v23 measured 128-K stages faster at M = 64 (4 stages,
+// 64 KiB: 14.8 vs 15.7 us) and M = 512 (2 stages: 50.1 vs 53.2), slower at
+// M = 128 (21.3 vs 20.5); they are not the default until the GPU suite has
+// run on them (override bk=128,stages=4).
 // gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
 // lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
 TiledTuning tiled_tuning(const Contract &c) {
@@ -354,12 +354,10 @@ TiledTuning tiled_tuning(const Contract &c) {
   const int64_t wave = target_wave_size(c.target);
   TiledTuning t;
   t.blocks_per_cu = tt.blocks_per_cu;
-  int64_t table_stages = 0;  // 0: as many as fit the table's workgroup memory, at most 6
   if (target_is_amdgpu(c.target)) t.bn = 64, t.bm = 64;
-  else if (c.m_max <= 64) t.bn = 32, t.bm = 32, t.bk = 128, table_stages = 4;
-  else if (c.m_max <= 256) t.bn = 64, t.bm = 32, table_stages = 4;
-  else t.bn = 64, t.bm = 64, t.bk = 128, table_stages = 2;
-  if (c.k % t.bk != 0) t.bk = kTiledBk, table_stages = 0;
+  else if (c.m_max <= 64) t.bn = 32, t.bm = 32;
+  else if (c.m_max <= 256) t.bn = 64, t.bm = 32;
+  else t.bn = 64, t.bm = 64;
   TiledTuning asked = t;
   const auto o = tuning_override();
   auto take = [&](const char *key, int64_t &field) {
@@ -370,10 +368,9 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("warps_n", asked.warps_n);
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || c.k % 128 != 0)) asked.bk = kTiledBk;
-  if (asked.bn != t.bn || asked.bm != t.bm || asked.bk != t.bk) table_stages = 0;
   if (tiled_shape_ok(asked, wave, tt)) t = asked;  // an impossible override keeps the table's shape
   const int64_t stage_bytes = (t.bn + t.bm) * t.bk * 2;
-  t.stages = table_stages ? table_stages : std::min<int64_t>(6, tt.smem_table / stage_bytes);
+  t.stages = std::min<int64_t>(6, tt.smem_table / stage_bytes);
   take("stages", t.stages);
   t.stages = std::clamp<int64_t>(t.stages, 2, tt.smem_limit / stage_bytes);
   take("bps", t.blocks_per_cu);
