@@ -19,10 +19,18 @@
     func.func private @commit_copies() {
       return
     }
-    // Returns once at most PENDING (= (STAGES - 2) x this thread's loads per
-    // stage) of this thread's loads are in flight: the oldest stage has landed.
-    func.func private @wait_copies() {
-      amdgpu.memory_counter_wait load(${PENDING})
+    // Returns once stage i (of ntiles) has landed: at most PENDING (=
+    // (STAGES - 2) x this thread's loads per stage) loads in flight, or none
+    // in the last STAGES - 2 tiles, after which fewer stages were issued.
+    func.func private @wait_copies(%i: index, %ntiles: index) {
+      %younger = arith.constant ${STAGES_PENDING} : index
+      %younger_end = arith.addi %i, %younger : index
+      %tail = arith.cmpi uge, %younger_end, %ntiles : index
+      scf.if %tail {
+        amdgpu.memory_counter_wait load(0)
+      } else {
+        amdgpu.memory_counter_wait load(${PENDING})
+      }
       return
     }
     func.func private @fence_device() {

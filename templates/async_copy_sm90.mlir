@@ -13,8 +13,9 @@
       return
     }
     // Returns once at most PENDING (= STAGES - 2) of this thread's groups are
-    // in flight: the oldest stage has landed.
-    func.func private @wait_copies() {
+    // in flight: the oldest stage has landed. Every iteration commits a group
+    // (empty past the last tile), so the count holds in the tail too.
+    func.func private @wait_copies(%i: index, %ntiles: index) {
       nvvm.cp.async.wait.group ${PENDING}
       return
     }

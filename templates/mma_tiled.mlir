@@ -36,7 +36,11 @@
 //   ${H_LOADS} ${H_STRIDE} (from the fragment snippet)
 //   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
 //   ${STAGES} ${STAGES_AHEAD} (= STAGES - 1)
-//   ${PENDING} (= STAGES - 2: copy groups that may still be in flight)
+//   ${STAGES_PENDING} (= STAGES - 2) and ${PENDING} (what the target's wait
+//   counts for them: copy groups on sm_90, each thread's loads on gfx950)
+//   ${SPLITS_LAST} ${SPLIT_ROUND} ${SPLIT_ROUNDS_END} (the K-split reduction's rounds)
+//   ${SWIZZLE_SOURCE} (whether a copy permutes the chunk it fetches or the
+//   slot it writes)
 //   ${KT} (K / BK tiles) ${SPLITS} ${SPLIT_K} (SPLITS > 1) ${TILES_N}
 //   ${W_CPT} ${H_CPT} (16-byte chunks each thread copies per stage)
 //   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters)
@@ -92,7 +96,7 @@ module attributes {gpu.container_module} {
 
       %w_any = memref.cast %weight : memref<${W_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
       %h_any = memref.cast %hidden : memref<${H_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
-      // Workgroup memory (dynamic: LaunchGeometry::shared_bytes = SMEM_BYTES):
+      // Workgroup memory (dynamic: LaunchGeometry::shared_bytes, STAGES x ROWS x BK elements):
       // the stages, and after the K loop the K-split flag in the same bytes
       // (every copy has landed and every warp has left the loop by then).
       %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
@@ -100,7 +104,8 @@ module attributes {gpu.container_module} {
           to memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>
 
       // Prologue: the first STAGES - 1 tiles in flight, one copy group each
-      // (empty groups past the range keep the group count uniform).
+      // (on sm_90 empty groups past the range keep the group count uniform;
+      // gfx950 counts loads and waits for all of them in the tail).
       scf.for %p = %c0 to %ahead step %c1 {
         %have = arith.cmpi ult, %p, %ntiles : index
         scf.if %have {
@@ -116,8 +121,9 @@ module attributes {gpu.container_module} {
       %acc = scf.for %i = %c0 to %ntiles step %c1 iter_args(%a = %acc0) -> (vector<${TILES}x4xf32>) {
         // Tile i has landed for this thread's copies; after the barrier for
         // every thread's, and every warp is done with tile i - 1, whose slot
-        // the next copy refills.
-        func.call @wait_copies() : () -> ()
+        // the next copy refills. (i and ntiles: a target that counts loads,
+        // not groups, must wait for all of them in the last STAGES - 2 tiles.)
+        func.call @wait_copies(%i, %ntiles) : (index, index) -> ()
         gpu.barrier
         %next = arith.addi %i, %ahead : index
         %have = arith.cmpi ult, %next, %ntiles : index
@@ -207,7 +213,7 @@ module attributes {gpu.container_module} {
 
     // One stage: this thread's W_CPT weight chunks and H_CPT hidden chunks of
     // K tile kt into slot `slot`. Chunk i of a thread is chunk tid + i BLOCK
-    // of the stage (8 lanes per 128-byte row: whole lines per request).
+    // of the stage (CHUNKS lanes per row: whole lines per request).
     // Weight rows past N read row N - 1 and hidden rows past M row M - 1 (in
     // bounds; only outputs that are never stored see them).
     func.func private @stage_copy(%w: memref<?x${T}, #gpu.address_space<global>>,
@@ -230,13 +236,23 @@ module attributes {gpu.container_module} {
       %cpr = arith.constant ${CHUNKS} : index
       %row_in_step = arith.divui %tid, %cpr : index
       %chunk = arith.remui %tid, %cpr : index
-      %k_chunk = arith.muli %chunk, %c8 : index
+      // Which chunk of its row a thread fetches and where it puts it: the
+      // stage layout is fixed (@swizzled_col); the target picks the side the
+      // XOR is applied on (SWIZZLE_SOURCE: gfx950's global_load_lds writes a
+      // wave's lanes to consecutive slots, so there the lane's slot is
+      // fixed and the global chunk it fetches is permuted). A pass covers a
+      // multiple of 8 rows, so row mod 8 is the same in every pass.
+      %swizzle_source = arith.constant ${SWIZZLE_SOURCE}
+      %r7 = arith.andi %row_in_step, %c7 : index
+      %chunk_x = arith.xori %chunk, %r7 : index
+      %src_chunk = arith.select %swizzle_source, %chunk_x, %chunk : index
+      %k_chunk = arith.muli %src_chunk, %c8 : index
       %k = arith.addi %k_tile, %k_chunk : index
       %rows_per_pass = arith.divui %block, %cpr : index
       scf.for %i = %c0 to %w_cpt step %c1 {
         %pass = arith.muli %i, %rows_per_pass : index
         %row = arith.addi %pass, %row_in_step : index
-        %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
+        %col = func.call @stage_col(%row, %chunk, %swizzle_source) : (index, index, i1) -> index
         %n_row = arith.addi %n0, %row : index
         %g_row = arith.minui %n_row, %nlast : index
         %base = arith.muli %g_row, %ldw : index
@@ -249,7 +265,7 @@ module attributes {gpu.container_module} {
         %pass = arith.muli %i, %rows_per_pass : index
         %h_row = arith.addi %pass, %row_in_step : index
         %row = arith.addi %bn, %h_row : index
-        %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
+        %col = func.call @stage_col(%row, %chunk, %swizzle_source) : (index, index, i1) -> index
         %m_row = arith.addi %m0, %h_row : index
         %g_row = arith.minui %m_row, %mlast : index
         %base = arith.muli %g_row, %ldh : index
@@ -286,6 +302,16 @@ module attributes {gpu.container_module} {
       %d = arith.index_cast %dst_addr : index to i64
       func.call @copy_chunk(%s, %d) : (i64, i64) -> ()
       return
+    }
+
+    // Where a copying thread writes: slot `chunk` itself when the source
+    // side is permuted, else the swizzled slot of global chunk `chunk`.
+    func.func private @stage_col(%row: index, %chunk: index, %swizzle_source: i1) -> index {
+      %c8 = arith.constant 8 : index
+      %swizzled = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
+      %plain = arith.muli %chunk, %c8 : index
+      %col = arith.select %swizzle_source, %plain, %swizzled : index
+      return %col : index
     }
 
     // Element column of chunk `chunk` of workgroup row `row`: chunk slot

@@ -328,12 +328,16 @@ bool mma_tiled_applies(const Contract &c) {
   return c.target == Target::kSm90 && c.m_max > 32;
 }
 
+// One stage in workgroup memory: BN weight rows and BM hidden rows of BK
+// 16-bit elements.
+int64_t stage_bytes(const TiledTuning &t) { return (t.bn + t.bm) * t.bk * 2; }
+
 bool tiled_shape_ok(const TiledTuning &t, int64_t wave, const TiledTarget &tt) {
   const int64_t warps_m = kTiledWaves / t.warps_n;
   const int64_t rows_per_pass = wave * kTiledWaves / (t.bk / 8);
   return t.warps_n >= 1 && kTiledWaves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
          t.bm % rows_per_pass == 0 && t.bn % (tt.tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
-         2 * (t.bn + t.bm) * t.bk * 2 <= tt.smem_limit;
+         2 * stage_bytes(t) <= tt.smem_limit;
 }
 
 // The sm_90 table, from the v20 sweeps on the H200 (N = 1536, K = 7168;
@@ -369,10 +373,9 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || c.k % 128 != 0)) asked.bk = kTiledBk;
   if (tiled_shape_ok(asked, wave, tt)) t = asked;  // an impossible override keeps the table's shape
-  const int64_t stage_bytes = (t.bn + t.bm) * t.bk * 2;
-  t.stages = std::min<int64_t>(6, tt.smem_table / stage_bytes);
+  t.stages = std::min<int64_t>(6, tt.smem_table / stage_bytes(t));
   take("stages", t.stages);
-  t.stages = std::clamp<int64_t>(t.stages, 2, tt.smem_limit / stage_bytes);
+  t.stages = std::clamp<int64_t>(t.stages, 2, tt.smem_limit / stage_bytes(t));
   take("bps", t.blocks_per_cu);
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
@@ -417,11 +420,11 @@ void plan_mma_tiled(KernelPlan &p) {
   set("CHUNKS", t.bk / 8);
   set("KSUB", t.bk / 64);
   set("STAGES", t.stages);
-  set("SMEM_BYTES", t.stages * (t.bn + t.bm) * t.bk * 2);
   set("STAGES_AHEAD", t.stages - 1);
   // In flight while the oldest stage is used: STAGES - 2 later stages, as
   // copy groups (sm_90) or as each thread's loads (gfx950 counts loads).
   set("PENDING", amd ? (t.stages - 2) * (w_cpt + h_cpt) : t.stages - 2);
+  set("STAGES_PENDING", t.stages - 2);
   set("KT", c.k / t.bk);
   set("SPLITS", t.splits);
   set("SPLITS_LAST", t.splits - 1);
@@ -429,7 +432,6 @@ void plan_mma_tiled(KernelPlan &p) {
   set("TILES_N", tiles_n);
   set("W_CPT", w_cpt);
   set("H_CPT", h_cpt);
-  set("PER_SPLIT", rt * mt * 4);
   // Splits whose partials the last block loads together: up to 64 registers.
   const int64_t round = std::clamp<int64_t>(64 / (rt * mt * 4), 1, t.splits);
   set("SPLIT_ROUND", round);
@@ -439,13 +441,14 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
+  P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   p.template_file = "mma_tiled";
   p.snippets = amd ? std::vector<std::string>{"mma_gfx950", "async_copy_gfx950"}
                    : std::vector<std::string>{"mma_sm90", "async_copy_sm90"};
   p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N"};
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
-                uint32_t(t.stages * (t.bn + t.bm) * t.bk * 2)};
+                uint32_t(t.stages * stage_bytes(t))};
 }
 
 void plan_generic(KernelPlan &p) {

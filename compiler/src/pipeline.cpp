@@ -16,7 +16,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -41,7 +40,7 @@ mlir::DialectRegistry make_registry() {
   mlir::DialectRegistry registry;
   registry.insert<mlir::amdgpu::AMDGPUDialect, mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect,
                   mlir::func::FuncDialect, mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect,
-                  mlir::math::MathDialect, mlir::memref::MemRefDialect, mlir::nvgpu::NVGPUDialect, mlir::NVVM::NVVMDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect, mlir::NVVM::NVVMDialect,
                   mlir::ROCDL::ROCDLDialect, mlir::scf::SCFDialect, mlir::vector::VectorDialect>();
   // The dialect extensions: inliner interfaces (func, llvm) and the
   // ConvertToLLVM interfaces that gpu-to-rocdl/nvvm collect patterns from.
@@ -102,7 +101,6 @@ void add_lowering_passes(mlir::OpPassManager &gpu, Target target) {
     rocdl_options.useBarePtrCallConv = true;  // kernarg = raw pointers (the kernel ABI)
     gpu.addPass(mlir::createConvertGpuOpsToROCDLOps(rocdl_options));
   } else {
-    gpu.addPass(mlir::createConvertNVGPUToNVVMPass());  // cp.async (mma_tiled)
     mlir::ConvertGpuOpsToNVVMOpsOptions nvvm_options;
     nvvm_options.indexBitwidth = 64;
     nvvm_options.useBarePtrCallConv = true;

@@ -124,7 +124,7 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     return corrupt(std::string("kernel binary: bad metadata: ") + e.what());
   }
   if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0 ||
-      kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535 || kb.geometry.shared_bytes > kMaxSharedBytes)
+      kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535 || kb.geometry.shared_bytes > max_shared_bytes(kb.target))
     return corrupt("kernel binary: launch geometry out of range");
   kb.code.assign(code_bytes.begin(), code_bytes.end());
   return kb;

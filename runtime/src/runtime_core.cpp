@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <algorithm>
 
@@ -127,7 +128,25 @@ StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, in
   return *fn;
 }
 
-Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key) {
+size_t RuntimeCore::StreamKeyHash::operator()(const StreamKey &k) const {
+  return std::hash<void *>()(k.stream) ^ (std::hash<std::thread::id>()(k.thread) << 1);
+}
+
+RuntimeCore::StreamKey RuntimeCore::stream_key(void *stream) {
+  // CU_STREAM_PER_THREAD and hipStreamPerThread are both the handle 2.
+  constexpr uintptr_t kPerThreadDefaultStream = 2;
+  StreamKey k{stream, {}};
+  if (reinterpret_cast<uintptr_t>(stream) == kPerThreadDefaultStream) k.thread = std::this_thread::get_id();
+  return k;
+}
+
+std::string RuntimeCore::instance_tag(const StreamKey &k) {
+  char tag[64];
+  std::snprintf(tag, sizeof tag, "stream-%p-%zx", k.stream, std::hash<std::thread::id>()(k.thread));
+  return tag;
+}
+
+Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
   auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
   if (!backend.ok()) return backend.status();
   auto resolved = resolver_.resolve(key.contract);
@@ -135,11 +154,15 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key) {
   if (resolved->binary.target != key.contract.target)
     return internal_error("resolved kernel is for " + std::string(target_name(resolved->binary.target)) +
                           ", device needs " + target_name(key.contract.target));
-  auto fn = module_function(**backend, key.ordinal, resolved->binary);
+  const bool split = resolved->binary.geometry.k_blocks > 1;
+  const StreamKey sk = stream_key(stream);
+  auto fn = module_function(**backend, key.ordinal, resolved->binary, split ? instance_tag(sk) : "");
   if (!fn.ok()) return fn.status();
   slot.kernel = Loaded{*backend, key.ordinal, *fn, resolved->binary.geometry};
-  if (resolved->binary.geometry.k_blocks > 1)
+  if (split) {
     slot.split_binary = std::make_shared<const KernelBinary>(resolved->binary);
+    find_or_create(slot.streams, slot.streams_mu, sk)->fn.store(*fn, std::memory_order_release);
+  }
   slot.explanation = resolved->explanation;
   log::info("resolved " + canonical_text(key.contract) + ": " + slot.explanation);
   return Status::Ok();
@@ -163,7 +186,7 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
   // Only callers of this same contract wait here; the map lock is not held.
   std::lock_guard<std::mutex> lock(slot->mu);
   if (!slot->ready.load(std::memory_order_relaxed)) {
-    GATEJIT_RETURN_IF_ERROR(resolve_into(*slot, key));
+    GATEJIT_RETURN_IF_ERROR(resolve_into(*slot, key, args.stream));
     slot->ready.store(true, std::memory_order_release);
   }
   return slot;
@@ -171,13 +194,12 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
 
 StatusOr<FunctionHandle> RuntimeCore::function_for_stream(Slot &slot, void *stream) {
   if (!slot.split_binary) return slot.kernel.fn;
-  StreamInstance *inst = find_or_create(slot.streams, slot.streams_mu, stream);
+  const StreamKey sk = stream_key(stream);
+  StreamInstance *inst = find_or_create(slot.streams, slot.streams_mu, sk);
   if (FunctionHandle fn = inst->fn.load(std::memory_order_acquire)) return fn;
   std::lock_guard<std::mutex> lock(inst->mu);
   if (FunctionHandle fn = inst->fn.load(std::memory_order_relaxed)) return fn;
-  char tag[32];
-  std::snprintf(tag, sizeof tag, "stream-%p", stream);
-  auto fn = module_function(*slot.kernel.backend, slot.kernel.ordinal, *slot.split_binary, tag);
+  auto fn = module_function(*slot.kernel.backend, slot.kernel.ordinal, *slot.split_binary, instance_tag(sk));
   if (!fn.ok()) return fn.status();
   inst->fn.store(*fn, std::memory_order_release);
   return *fn;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "device_backend.h"
@@ -63,7 +64,21 @@ class RuntimeCore {
   // resolution is not kept: a later call (after load_bundle, say) tries again.
   // A K-split kernel (LaunchGeometry::k_blocks > 1) keeps its partials and
   // arrival counters in its module, so launches that may overlap must not
-  // share one: each stream gets its own instance of the module.
+  // share one: each stream gets its own instance of the module. A stream is
+  // its handle, and for the per-thread default stream handle (a different
+  // stream on every thread) also the calling thread.
+  struct StreamKey {
+    void *stream = nullptr;
+    std::thread::id thread;
+    bool operator==(const StreamKey &) const = default;
+  };
+  struct StreamKeyHash {
+    size_t operator()(const StreamKey &k) const;
+  };
+  static StreamKey stream_key(void *stream);
+  // Names a stream's module instance in modules_ (shared by every contract
+  // that resolves to the same code object).
+  static std::string instance_tag(const StreamKey &k);
   struct StreamInstance {
     std::mutex mu;
     std::atomic<FunctionHandle> fn{nullptr};
@@ -75,7 +90,7 @@ class RuntimeCore {
     std::string explanation;
     std::shared_ptr<const KernelBinary> split_binary;  // K-split kernels: to load more instances
     std::shared_mutex streams_mu;
-    std::unordered_map<void *, std::unique_ptr<StreamInstance>> streams;
+    std::unordered_map<StreamKey, std::unique_ptr<StreamInstance>, StreamKeyHash> streams;
   };
   struct DeviceSlot {
     std::once_flag once;
@@ -94,7 +109,9 @@ class RuntimeCore {
   // GATEJIT_TEMPLATE override.
   StatusOr<Contract> call_contract(const gatejit_gate_args_t &args);
   StatusOr<Slot *> slot_for(const gatejit_gate_args_t &args);
-  Status resolve_into(Slot &slot, const CallKey &key);
+  // `stream`: the resolving call's, whose instance a K-split kernel's first
+  // module load becomes.
+  Status resolve_into(Slot &slot, const CallKey &key, void *stream);
   // The function to launch on `stream`: the slot's own, or for a K-split
   // kernel the stream's instance (loaded on the stream's first call).
   StatusOr<FunctionHandle> function_for_stream(Slot &slot, void *stream);

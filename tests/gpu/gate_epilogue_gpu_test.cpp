@@ -288,6 +288,11 @@ std::vector<Case> mma_cases() {
     for (int64_t m : {2, 16, 64}) cases.push_back({m, n, k, m == 16 ? DType::kF16 : DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 16, 0, 0, mma});
   // Fused rounding policy.
   for (int64_t m : {8, 64}) cases.push_back({m, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kFused, false, 0, 0, mma});
+  // The tiled form (sm_90, M > 32, K a whole number of 64-element stages)
+  // with a partial last weight tile (N = 1000, 1003: rows past N clamped for
+  // the copies, columns past N never stored) and a partial last hidden tile.
+  cases.push_back({100, 1000, 1024, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({300, 1003, 1024, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   return cases;
 }
 INSTANTIATE_TEST_SUITE_P(Sm90, MmaMatrix, ::testing::ValuesIn(mma_cases()),

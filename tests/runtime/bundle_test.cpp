@@ -93,6 +93,7 @@ void expect_same(const KernelBinary &a, const KernelBinary &b) {
   EXPECT_EQ(a.geometry.grid_y_is_m, b.geometry.grid_y_is_m);
   EXPECT_EQ(a.geometry.m_per_block, b.geometry.m_per_block);
   EXPECT_EQ(a.geometry.k_blocks, b.geometry.k_blocks);
+  EXPECT_EQ(a.geometry.shared_bytes, b.geometry.shared_bytes);
   EXPECT_EQ(a.toolchain, b.toolchain);
   EXPECT_EQ(a.report_json, b.report_json);
   EXPECT_EQ(a.code, b.code);
@@ -607,9 +608,13 @@ TEST(KernelBinaryTest, KBlocksOutOfRangeIsCorrupt) {
     ASSERT_FALSE(decoded.ok()) << bad;
     EXPECT_NE(decoded.status().message().find("launch geometry"), std::string::npos) << decoded.status().message();
   }
+  // Per target: 227 KiB on sm_90, 160 KiB of LDS on gfx950.
   auto too_much = decode_kernel_binary(with_metadata(full, ",\"shared_bytes\":0", ",\"shared_bytes\":232449"));
   ASSERT_FALSE(too_much.ok());
   EXPECT_NE(too_much.status().message().find("launch geometry"), std::string::npos) << too_much.status().message();
+  const std::vector<uint8_t> amd = encode_kernel_binary(make_kernel(Target::kGfx950, 3070, 64));
+  EXPECT_TRUE(decode_kernel_binary(with_metadata(amd, ",\"shared_bytes\":0", ",\"shared_bytes\":163840")).ok());
+  EXPECT_FALSE(decode_kernel_binary(with_metadata(amd, ",\"shared_bytes\":0", ",\"shared_bytes\":163841")).ok());
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ struct LaunchGeometry {
   // partials meet in the kernel's own workspace, so the runtime loads one
   // module instance per stream for k_blocks > 1 (docs/runtime.md).
   uint32_t k_blocks = 1;
-  // Dynamic shared memory per block (mma_tiled's stages), in bytes; above
-  // 48 KiB the CUDA backend opts the function in when it loads it.
+  // Dynamic shared memory per block (mma_tiled's stages), in bytes; the CUDA
+  // backend opts the function in to it when it loads it.
   uint32_t shared_bytes = 0;
   uint32_t grid_x(int64_t n) const { return uint32_t((n + n_per_block - 1) / n_per_block); }
   uint32_t grid_y(int64_t m) const {
@@ -56,9 +56,11 @@ struct KernelBinary {
 };
 
 inline constexpr uint32_t kKernelBinaryVersion = 1;
-// The most dynamic shared memory any supported device gives one block
-// (sm_90: 227 KiB; gfx950: 160 KiB of LDS).
-inline constexpr uint32_t kMaxSharedBytes = 227 * 1024;
+// The most dynamic shared memory a block can have on `target`'s devices
+// (sm_90: 227 KiB, opted in; gfx9: 160 KiB of LDS on gfx950, 64 KiB on gfx942).
+inline constexpr uint32_t max_shared_bytes(Target target) {
+  return target == Target::kSm90 ? 227 * 1024 : target == Target::kGfx950 ? 160 * 1024 : 64 * 1024;
+}
 
 // "GJKB" | u32 version | u32 meta_len | meta JSON | u64 code_len | code | u64 XXH3-64
 std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb);
