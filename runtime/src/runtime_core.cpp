@@ -128,24 +128,6 @@ StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, in
   return *fn;
 }
 
-size_t RuntimeCore::StreamKeyHash::operator()(const StreamKey &k) const {
-  return std::hash<void *>()(k.stream) ^ (std::hash<std::thread::id>()(k.thread) << 1);
-}
-
-RuntimeCore::StreamKey RuntimeCore::stream_key(void *stream) {
-  // CU_STREAM_PER_THREAD and hipStreamPerThread are both the handle 2.
-  constexpr uintptr_t kPerThreadDefaultStream = 2;
-  StreamKey k{stream, {}};
-  if (reinterpret_cast<uintptr_t>(stream) == kPerThreadDefaultStream) k.thread = std::this_thread::get_id();
-  return k;
-}
-
-std::string RuntimeCore::instance_tag(const StreamKey &k) {
-  char tag[64];
-  std::snprintf(tag, sizeof tag, "stream-%p-%zx", k.stream, std::hash<std::thread::id>()(k.thread));
-  return tag;
-}
-
 Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
   auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
   if (!backend.ok()) return backend.status();

@@ -10,12 +10,12 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 
 #include "device_backend.h"
 #include "gatejit/gatejit.h"
 #include "resolver.h"
+#include "stream_key.h"
 
 namespace gatejit {
 
@@ -64,21 +64,9 @@ class RuntimeCore {
   // resolution is not kept: a later call (after load_bundle, say) tries again.
   // A K-split kernel (LaunchGeometry::k_blocks > 1) keeps its partials and
   // arrival counters in its module, so launches that may overlap must not
-  // share one: each stream gets its own instance of the module. A stream is
-  // its handle, and for the per-thread default stream handle (a different
-  // stream on every thread) also the calling thread.
-  struct StreamKey {
-    void *stream = nullptr;
-    std::thread::id thread;
-    bool operator==(const StreamKey &) const = default;
-  };
-  struct StreamKeyHash {
-    size_t operator()(const StreamKey &k) const;
-  };
-  static StreamKey stream_key(void *stream);
-  // Names a stream's module instance in modules_ (shared by every contract
-  // that resolves to the same code object).
-  static std::string instance_tag(const StreamKey &k);
+  // share one: each stream (stream_key.h) gets its own instance of the
+  // module, named in modules_ by instance_tag (so every contract that
+  // resolves to the same code object shares a stream's instance).
   struct StreamInstance {
     std::mutex mu;
     std::atomic<FunctionHandle> fn{nullptr};
