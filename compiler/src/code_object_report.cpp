@@ -236,6 +236,9 @@ std::string format_report(const nlohmann::json &r) {
   auto str = [](const nlohmann::json &v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   if (r.contains("contract")) line("contract", str(r["contract"]));
   if (r.contains("template")) line("template", str(r["template"]) + " (" + str(r.value("reason", "")) + ")");
+  // The form of the template when it is not the kind's own file (mma_tiled).
+  if (r.contains("template_file") && r["template_file"] != r.value("template", nlohmann::json()))
+    line("template_file", str(r["template_file"]) + ".mlir");
   if (r.contains("tuning")) {
     std::string t;
     for (const auto &[name, v] : r["tuning"].items()) t += (t.empty() ? "" : " ") + name + "=" + str(v);
@@ -252,6 +255,7 @@ std::string format_report(const nlohmann::json &r) {
   }
   if (r.contains("workgroup_size")) line("workgroup_size", str(r["workgroup_size"]));
   if (r.contains("grid")) line("grid", str(r["grid"]));
+  if (r.contains("dynamic_shared_bytes")) line("dynamic_shared_bytes", str(r["dynamic_shared_bytes"]));
   if (r.contains("compile_ms")) line("compile_ms", fmt::format("{:.1f}", r["compile_ms"].get<double>()));
   line("code_object_bytes", str(r.value("code_object_bytes", 0)));
   if (r.contains("instructions")) {
