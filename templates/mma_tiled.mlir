@@ -1,9 +1,9 @@
-// mma_tiled: the matrix-core template in the usual GEMM shape, for M from 32
-// up. A block owns a tile of BN weight rows (output columns) x BM hidden rows
+// mma_tiled: the matrix-core template in the usual GEMM shape (auto: sm_90
+// above M = 32; gfx950 when asked, docs/templates.md). A block owns a tile of BN weight rows (output columns) x BM hidden rows
 // and 1 / SPLITS of the K range (grid z splits K). Its K range streams
 // through workgroup memory in tiles of BK = 64 or 128 elements, STAGES of them in
 // flight: the per-target snippet copies 16-byte chunks asynchronously
-// (cp.async on sm_90), so the bytes in flight per SM are bounded by
+// (cp.async on sm_90, global_load_lds on gfx950), so the bytes in flight per SM are bounded by
 // workgroup memory, not by registers. Each hidden chunk fetched from L2
 // serves BN weight rows and each weight chunk BM hidden rows: the L2 traffic
 // that bounds the register-streamed mma template (hidden re-read by every
