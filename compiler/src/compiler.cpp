@@ -72,7 +72,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   const int64_t m_launch = c.m_dynamic ? c.m_max : c.m;
   (*report)["contract"] = canonical_text(c);
   (*report)["template"] = template_name(plan->kind);
-  (*report)["template_file"] = plan->template_file.empty() ? template_name(plan->kind) : plan->template_file;
+  (*report)["template_file"] = plan->template_file;
   (*report)["reason"] = plan->reason;
   (*report)["compile_ms"] = compile_ms;
   (*report)["workgroup_size"] = {plan->geometry.block_x, 1, 1};

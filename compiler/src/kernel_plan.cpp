@@ -71,6 +71,14 @@ void plan_problem(KernelPlan &p) {
   set("O_SIZE", (c.m_max - 1) * c.ld_out + c.n);
 }
 
+// The products of gemv: gfx950's packed dot instructions take the 16-bit pair
+// as it is (v_dot2c_f32_bf16 / v_dot2_f32_f16, fp32 accumulate); elsewhere
+// two fp32 FMAs. (gfx942 keeps FMAs: its bf16 dot is not the same instruction.)
+std::string dot2_snippet(const Contract &c) {
+  if (c.target == Target::kGfx950) return c.dtype_out == DType::kBF16 ? "dot2_amdgcn_bf16" : "dot2_amdgcn_f16";
+  return "dot2_fma";
+}
+
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
   const int64_t eb = dtype_bytes(c.dtype_out);
@@ -109,7 +117,7 @@ void plan_gemv(KernelPlan &p) {
   P["WAVES"] = fmt::format("{}", block_waves);
   P["BLOCK"] = fmt::format("{}", wave * block_waves);
   P["PARTIALS"] = fmt::format("{}", block_waves * acc);
-  p.params["COMBINE"] = t.ksplit > 1 ? "combine_workgroup" : "combine_none";
+  p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none"};
   p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
 }
@@ -118,8 +126,19 @@ void plan_gemv(KernelPlan &p) {
 // the instruction: TILE_W weight rows per tile (mma.sync n8 on sm_90, MFMA n16
 // on gfx950), 16 hidden rows per tile. One wave: RT weight tiles x MT hidden
 // tiles, 1 / KSPLIT of the K steps.
+// The fragment snippet's shape (mma_sm90 / mma_gfx950; the layouts are in
+// compiler/src/mma_layout.cpp): TILE_W weight rows per tile, and per 16-row
+// hidden tile H_LOADS 16-byte loads per lane, H_STRIDE rows apart.
+struct FragmentShape {
+  int64_t tile_w, h_loads, h_stride;
+};
+FragmentShape fragment_shape(Target t) {
+  if (target_is_amdgpu(t)) return {16, 1, 16};  // MFMA 16x16x32: lane l, row l % 16 of both
+  return {8, 2, 8};                              // mma.sync m16n8k16: weight row g, hidden rows g, g + 8
+}
+
 struct MmaTuning {
-  int64_t tile_w = 0, h_loads = 0, h_stride = 0;  // from the instruction's fragment layout
+  FragmentShape frag;
   int64_t rt = 1, ksplit = 1, unroll = 1;          // unroll: the cap before the divisor rule
   int64_t vecs = 1;  // 16-byte vectors per lane and row in one step (K run of 16 * vecs bytes)
   int64_t groups = 1;  // column groups per block: their warps with the same K slice share hidden loads in L1
@@ -173,9 +192,9 @@ MmaTuning mma_tuning(const Contract &c) {
   // with the seed's 256-thread workgroups.
   MmaTuning t;
   if (target_is_amdgpu(c.target)) {
-    t = {.tile_w = 16, .h_loads = 1, .h_stride = 16, .rt = 1, .ksplit = 4, .unroll = 8, .vecs = 2};
+    t = {.frag = fragment_shape(c.target), .rt = 1, .ksplit = 4, .unroll = 8, .vecs = 2};
   } else {
-    t = {.tile_w = 8, .h_loads = 2, .h_stride = 8, .rt = 1, .ksplit = 16, .unroll = 8, .vecs = 2};
+    t = {.frag = fragment_shape(c.target), .rt = 1, .ksplit = 16, .unroll = 8, .vecs = 2};
   }
   // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
   if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
@@ -187,7 +206,7 @@ MmaTuning mma_tuning(const Contract &c) {
     // same). From M = 16 on (two hidden loads per step): 16 up to 192 tiles
     // (24 cost 16%), 12 up to 512 (N = 3072: 13.6 us, where 14 took 18.5 and
     // 16 took 14.8), 8 beyond.
-    const int64_t tiles_n = (c.n + t.rt * t.tile_w - 1) / (t.rt * t.tile_w);
+    const int64_t tiles_n = (c.n + t.rt * t.frag.tile_w - 1) / (t.rt * t.frag.tile_w);
     if (c.m_max <= 8) t.ksplit = tiles_n <= 192 ? 24 : tiles_n <= 512 ? 14 : 8;
     else t.ksplit = tiles_n <= 192 ? 16 : tiles_n <= 512 ? 12 : 8;
     // Above M = 32: blocks of 32 hidden rows (grid y tiles M), KSPLIT 8 up
@@ -216,7 +235,7 @@ MmaTuning mma_tuning(const Contract &c) {
   // At most 1024 threads per block (an override may ask for more).
   while (t.ksplit > 1 && t.ksplit * wave > 1024) t.ksplit /= 2;
   while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;
-  const int64_t live_h_loads = std::min(mt * t.h_loads, (c.m_max + t.h_stride - 1) / t.h_stride);
+  const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
   const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);
   // The largest UNROLL <= cap that divides each wave's full steps: no step
@@ -228,8 +247,13 @@ MmaTuning mma_tuning(const Contract &c) {
   return t;
 }
 
-// What the per-target fragment snippet (mma_sm90 / mma_gfx950) needs.
+// The per-target fragment snippet of both mma forms, and what it needs.
+const char *fragment_snippet(Target t) { return target_is_amdgpu(t) ? "mma_gfx950" : "mma_sm90"; }
 void set_fragment_params(TemplateParams &P, const Contract &c) {
+  const FragmentShape f = fragment_shape(c.target);
+  P["TILE_W"] = fmt::format("{}", f.tile_w);
+  P["H_LOADS"] = fmt::format("{}", f.h_loads);
+  P["H_STRIDE"] = fmt::format("{}", f.h_stride);
   if (target_is_amdgpu(c.target)) return;
   // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as vector<2xf16>.
   const bool bf16 = c.dtype_out == DType::kBF16;
@@ -242,7 +266,6 @@ void set_fragment_params(TemplateParams &P, const Contract &c) {
 
 void plan_mma(KernelPlan &p) {
   const Contract &c = p.contract;
-  const bool amd = target_is_amdgpu(c.target);
   const int64_t wave = target_wave_size(c.target);
   MmaTuning t = mma_tuning(c);
   const int64_t mt = t.mt;
@@ -264,10 +287,7 @@ void plan_mma(KernelPlan &p) {
   set("RT", t.rt);
   set("MT", mt);
   set("TILES", tiles);
-  set("TILE_W", t.tile_w);
-  set("W_ROWS", t.rt * t.tile_w);
-  set("H_LOADS", t.h_loads);
-  set("H_STRIDE", t.h_stride);
+  set("W_ROWS", t.rt * t.frag.tile_w);
   set("M_BLOCK", m_block);
   set("H_LIVE_ROWS", std::min(c.m_max, m_block));
   set("KSTEP", kstep);
@@ -279,8 +299,9 @@ void plan_mma(KernelPlan &p) {
   set("J_ITERS", (s_all + t.ksplit - 1) / t.ksplit);
   set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
   set_fragment_params(P, c);
+  p.snippets = {fragment_snippet(c.target)};
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS"};
-  p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.tile_w), false,
+  p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.frag.tile_w), false,
                 uint32_t(c.m_max > m_block ? m_block : 0)};
 }
 
@@ -298,16 +319,15 @@ struct TiledTarget {
   int64_t smem_table;     // workgroup memory the table's stages stay within
   int64_t smem_limit;     // what an override may take
   int64_t blocks_per_cu;  // the K split's target (and, on sm_90, the occupancy asked of ptxas)
-  int64_t tile_w, h_loads, h_stride;  // the fragment snippet's shape
 };
 TiledTarget tiled_target(Target t) {
   // gfx950 (MI355X): 256 CUs, 160 KiB LDS per CU; the table stays within 64
-  // KiB (two workgroups per CU). MFMA 16x16x32 fragments (mma_gfx950.mlir).
-  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 16, 1, 16};
+  // KiB (two workgroups per CU).
+  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1};
   // sm_90 (H100 / H200 SXM): 132 SMs; 48 KiB of stages let 4 blocks share an
   // SM; an override may opt in to 227 KiB. 3 blocks per SM: at most 168
-  // registers per thread. mma.sync m16n8k16 fragments (mma_sm90.mlir).
-  return {132, 48 * 1024, 227 * 1024, 3, 8, 2, 8};
+  // registers per thread.
+  return {132, 48 * 1024, 227 * 1024, 3};
 }
 
 struct TiledTuning {
@@ -332,11 +352,12 @@ bool mma_tiled_applies(const Contract &c) {
 // 16-bit elements.
 int64_t stage_bytes(const TiledTuning &t) { return (t.bn + t.bm) * t.bk * 2; }
 
-bool tiled_shape_ok(const TiledTuning &t, int64_t wave, const TiledTarget &tt) {
+bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) {
+  const int64_t wave = target_wave_size(target);
   const int64_t warps_m = kTiledWaves / t.warps_n;
   const int64_t rows_per_pass = wave * kTiledWaves / (t.bk / 8);
   return t.warps_n >= 1 && kTiledWaves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
-         t.bm % rows_per_pass == 0 && t.bn % (tt.tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
+         t.bm % rows_per_pass == 0 && t.bn % (fragment_shape(target).tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
          2 * stage_bytes(t) <= tt.smem_limit;
 }
 
@@ -355,7 +376,6 @@ bool tiled_shape_ok(const TiledTuning &t, int64_t wave, const TiledTarget &tt) {
 // lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
 TiledTuning tiled_tuning(const Contract &c) {
   const TiledTarget tt = tiled_target(c.target);
-  const int64_t wave = target_wave_size(c.target);
   TiledTuning t;
   t.blocks_per_cu = tt.blocks_per_cu;
   if (target_is_amdgpu(c.target)) t.bn = 64, t.bm = 64;
@@ -372,7 +392,7 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("warps_n", asked.warps_n);
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || c.k % 128 != 0)) asked.bk = kTiledBk;
-  if (tiled_shape_ok(asked, wave, tt)) t = asked;  // an impossible override keeps the table's shape
+  if (tiled_shape_ok(asked, c.target, tt)) t = asked;  // an impossible override keeps the table's shape
   t.stages = std::min<int64_t>(6, tt.smem_table / stage_bytes(t));
   take("stages", t.stages);
   t.stages = std::clamp<int64_t>(t.stages, 2, tt.smem_limit / stage_bytes(t));
@@ -391,12 +411,11 @@ TiledTuning tiled_tuning(const Contract &c) {
 void plan_mma_tiled(KernelPlan &p) {
   const Contract &c = p.contract;
   const bool amd = target_is_amdgpu(c.target);
-  const TiledTarget tt = tiled_target(c.target);
   const TiledTuning t = tiled_tuning(c);
   const int64_t wave = target_wave_size(c.target);
   const int64_t block = wave * kTiledWaves;
   const int64_t warps_m = kTiledWaves / t.warps_n;
-  const int64_t rt = t.bn / (tt.tile_w * t.warps_n);
+  const int64_t rt = t.bn / (fragment_shape(c.target).tile_w * t.warps_n);
   const int64_t mt = t.bm / (16 * warps_m);
   const int64_t tiles_n = (c.n + t.bn - 1) / t.bn;
   const int64_t tiles_m = (c.m_max + t.bm - 1) / t.bm;
@@ -410,9 +429,6 @@ void plan_mma_tiled(KernelPlan &p) {
   set("RT", rt);
   set("MT", mt);
   set("TILES", rt * mt);
-  set("TILE_W", tt.tile_w);
-  set("H_LOADS", tt.h_loads);
-  set("H_STRIDE", tt.h_stride);
   set("BN", t.bn);
   set("BM", t.bm);
   set("ROWS", t.bn + t.bm);
@@ -444,8 +460,7 @@ void plan_mma_tiled(KernelPlan &p) {
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   p.template_file = "mma_tiled";
-  p.snippets = amd ? std::vector<std::string>{"mma_gfx950", "async_copy_gfx950"}
-                   : std::vector<std::string>{"mma_sm90", "async_copy_sm90"};
+  p.snippets = {fragment_snippet(c.target), amd ? "async_copy_gfx950" : "async_copy_sm90"};
   p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N"};
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
                 uint32_t(t.stages * stage_bytes(t))};
@@ -458,13 +473,6 @@ void plan_generic(KernelPlan &p) {
   p.geometry = {uint32_t(kGenericBlock), uint32_t(kGenericBlock), true};
 }
 
-// The products of gemv: gfx950's packed dot instructions take the 16-bit pair
-// as it is (v_dot2c_f32_bf16 / v_dot2_f32_f16, fp32 accumulate); elsewhere
-// two fp32 FMAs. (gfx942 keeps FMAs: its bf16 dot is not the same instruction.)
-std::string dot2_snippet(const Contract &c) {
-  if (c.target == Target::kGfx950) return c.dtype_out == DType::kBF16 ? "dot2_amdgcn_bf16" : "dot2_amdgcn_f16";
-  return "dot2_fma";
-}
 
 }  // namespace
 
@@ -478,6 +486,7 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
   p.symbol = fmt::format("gatejit_{}_{}_{}_{}", template_name(p.kind), dtype_name(c.dtype_out),
                          activation_name(c.act), rounding_name(c.rounding));
   p.params["SYMBOL"] = p.symbol;
+  p.template_file = template_name(p.kind);
   p.params["T"] = mlir_type(c.dtype_out);
   switch (p.kind) {
     case TemplateKind::kGemv:
@@ -502,12 +511,6 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
       "sigmoid",
       c.dtype_out == DType::kF32 ? "convert_f32" : "convert_narrow",
   };
-  if (plan.kind == TemplateKind::kGemv) {
-    snippets.push_back(dot2_snippet(c));
-    snippets.push_back(plan.params.at("COMBINE"));
-  }
-  if (plan.kind == TemplateKind::kMma && plan.snippets.empty())
-    snippets.push_back(target_is_amdgpu(c.target) ? "mma_gfx950" : "mma_sm90");
   snippets.insert(snippets.end(), plan.snippets.begin(), plan.snippets.end());
   std::string epilogue;
   for (const std::string &name : snippets) {
@@ -519,7 +522,7 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
   auto filled_epilogue = substitute(epilogue, params);
   if (!filled_epilogue.ok()) return filled_epilogue.status();
   params["EPILOGUE"] = *filled_epilogue;
-  auto kernel = template_text(plan.template_file.empty() ? template_name(plan.kind) : plan.template_file);
+  auto kernel = template_text(plan.template_file);
   if (!kernel.ok()) return kernel.status();
   return substitute(*kernel, params);
 }

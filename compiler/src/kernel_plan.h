@@ -19,8 +19,8 @@ struct KernelPlan {
   std::string symbol;
   LaunchGeometry geometry;
   TemplateParams params;     // ${NAME} values for the template text
-  // The kernel template's file when it is not the kind's own (mma_tiled for
-  // mma), and the snippets that go with it.
+  // The kernel template's file (the kind's own, or mma_tiled for mma) and
+  // the template-specific snippets that go with it (after the epilogue's).
   std::string template_file;
   std::vector<std::string> snippets;
   // The tuning table's choices for this contract (reported as "tuning"), e.g.
