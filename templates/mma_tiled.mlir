@@ -33,7 +33,8 @@
 //
 // Parameters (compiler/src/kernel_plan.cpp):
 //   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${WARPS_N} ${RT} ${MT} ${TILES} ${TILE_W}
-//   ${H_LOADS} ${H_STRIDE} (from the fragment snippet)
+//   ${H_LOADS} ${H_STRIDE} (from the fragment snippet) ${VECS} (= 2: chunks per
+//   lane and row in a 64-K part, as @mma_tiles takes them)
 //   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
 //   ${STAGES} ${STAGES_AHEAD} (= STAGES - 1)
 //   ${STAGES_PENDING} (= STAGES - 2) and ${PENDING} (what the target's wait
@@ -333,7 +334,7 @@ module attributes {gpu.container_module} {
                                      %acc: vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %c2 = arith.constant 2 : index
+      %vecs = arith.constant ${VECS} : index
       %c8 = arith.constant 8 : index
       %c16 = arith.constant 16 : index
       %rt = arith.constant ${RT} : index
@@ -342,15 +343,15 @@ module attributes {gpu.container_module} {
       %h_stride = arith.constant ${H_STRIDE} : index
       %tile_w = arith.constant ${TILE_W} : index
       %bn = arith.constant ${BN} : index
-      %wzero = arith.constant dense<0.0> : vector<${RT}x2x8x${T}>
-      %hzero = arith.constant dense<0.0> : vector<${MT}x2x${H_LOADS}x8x${T}>
+      %wzero = arith.constant dense<0.0> : vector<${RT}x${VECS}x8x${T}>
+      %hzero = arith.constant dense<0.0> : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
       %w_lane = func.call @lane_w_row(%lane) : (index) -> index
       %h_lane = func.call @lane_h_row(%lane) : (index) -> index
       %k_lane = func.call @lane_k(%lane) : (index) -> index
       // The lane's first chunk: K lane_k * VECS, in chunks of 8, within the
       // 64-element part `sub` of the stage.
       %chunk0 = arith.divui %k_lane, %c8 : index
-      %chunk_lane = arith.muli %chunk0, %c2 : index
+      %chunk_lane = arith.muli %chunk0, %vecs : index
       %sub_chunks = arith.muli %sub, %c8 : index
       %chunk_base = arith.addi %chunk_lane, %sub_chunks : index
       %wn_rows = arith.muli %wn, %rt : index
@@ -358,55 +359,41 @@ module attributes {gpu.container_module} {
       %wm_tiles = arith.muli %wm, %mt : index
       %h_tile0 = arith.muli %wm_tiles, %c16 : index
       %h_row0 = arith.addi %bn, %h_tile0 : index
-      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%wa = %wzero) -> (vector<${RT}x2x8x${T}>) {
+      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%wa = %wzero) -> (vector<${RT}x${VECS}x8x${T}>) {
         %r_off = arith.muli %r, %tile_w : index
         %r_base = arith.addi %w_row0, %r_off : index
         %row = arith.addi %r_base, %w_lane : index
-        %wa2 = scf.for %v = %c0 to %c2 step %c1 iter_args(%wv = %wa) -> (vector<${RT}x2x8x${T}>) {
+        %wa2 = scf.for %v = %c0 to %vecs step %c1 iter_args(%wv = %wa) -> (vector<${RT}x${VECS}x8x${T}>) {
           %chunk = arith.addi %chunk_base, %v : index
           %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
           %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
               : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
-          %wv2 = vector.insert %x, %wv[%r, %v] : vector<8x${T}> into vector<${RT}x2x8x${T}>
-          scf.yield %wv2 : vector<${RT}x2x8x${T}>
+          %wv2 = vector.insert %x, %wv[%r, %v] : vector<8x${T}> into vector<${RT}x${VECS}x8x${T}>
+          scf.yield %wv2 : vector<${RT}x${VECS}x8x${T}>
         } {gatejit.unroll}
-        scf.yield %wa2 : vector<${RT}x2x8x${T}>
+        scf.yield %wa2 : vector<${RT}x${VECS}x8x${T}>
       } {gatejit.unroll}
-      %hs = scf.for %t = %c0 to %mt step %c1 iter_args(%ha = %hzero) -> (vector<${MT}x2x${H_LOADS}x8x${T}>) {
-        %ha2 = scf.for %q = %c0 to %hl step %c1 iter_args(%hq = %ha) -> (vector<${MT}x2x${H_LOADS}x8x${T}>) {
+      %hs = scf.for %t = %c0 to %mt step %c1 iter_args(%ha = %hzero) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
+        %ha2 = scf.for %q = %c0 to %hl step %c1 iter_args(%hq = %ha) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
           %t16 = arith.muli %t, %c16 : index
           %q_off = arith.muli %q, %h_stride : index
           %tq = arith.addi %t16, %q_off : index
           %tq_row = arith.addi %h_row0, %tq : index
           %row = arith.addi %tq_row, %h_lane : index
-          %hq2 = scf.for %v = %c0 to %c2 step %c1 iter_args(%hv = %hq) -> (vector<${MT}x2x${H_LOADS}x8x${T}>) {
+          %hq2 = scf.for %v = %c0 to %vecs step %c1 iter_args(%hv = %hq) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
             %chunk = arith.addi %chunk_base, %v : index
             %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
             %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
                 : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
-            %hv2 = vector.insert %x, %hv[%t, %v, %q] : vector<8x${T}> into vector<${MT}x2x${H_LOADS}x8x${T}>
-            scf.yield %hv2 : vector<${MT}x2x${H_LOADS}x8x${T}>
+            %hv2 = vector.insert %x, %hv[%t, %v, %q] : vector<8x${T}> into vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
+            scf.yield %hv2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
           } {gatejit.unroll}
-          scf.yield %hq2 : vector<${MT}x2x${H_LOADS}x8x${T}>
+          scf.yield %hq2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
         } {gatejit.unroll}
-        scf.yield %ha2 : vector<${MT}x2x${H_LOADS}x8x${T}>
+        scf.yield %ha2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
       } {gatejit.unroll}
-      %res = scf.for %r = %c0 to %rt step %c1 iter_args(%a = %acc) -> (vector<${TILES}x4xf32>) {
-        %a_r = scf.for %t = %c0 to %mt step %c1 iter_args(%at = %a) -> (vector<${TILES}x4xf32>) {
-          %e0 = arith.muli %r, %mt : index
-          %e = arith.addi %e0, %t : index
-          %c = vector.extract %at[%e] : vector<4xf32> from vector<${TILES}x4xf32>
-          %d = scf.for %v = %c0 to %c2 step %c1 iter_args(%cv = %c) -> (vector<4xf32>) {
-            %wr = vector.extract %ws[%r, %v] : vector<8x${T}> from vector<${RT}x2x8x${T}>
-            %ht = vector.extract %hs[%t, %v] : vector<${H_LOADS}x8x${T}> from vector<${MT}x2x${H_LOADS}x8x${T}>
-            %dv = func.call @mma_step(%wr, %ht, %cv) : (vector<8x${T}>, vector<${H_LOADS}x8x${T}>, vector<4xf32>) -> vector<4xf32>
-            scf.yield %dv : vector<4xf32>
-          } {gatejit.unroll}
-          %at2 = vector.insert %d, %at[%e] : vector<4xf32> into vector<${TILES}x4xf32>
-          scf.yield %at2 : vector<${TILES}x4xf32>
-        } {gatejit.unroll}
-        scf.yield %a_r : vector<${TILES}x4xf32>
-      } {gatejit.unroll}
+      %res = func.call @mma_tiles(%ws, %hs, %acc)
+          : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
       return %res : vector<${TILES}x4xf32>
     }
 

@@ -299,7 +299,7 @@ void plan_mma(KernelPlan &p) {
   set("J_ITERS", (s_all + t.ksplit - 1) / t.ksplit);
   set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
   set_fragment_params(P, c);
-  p.snippets = {fragment_snippet(c.target)};
+  p.snippets = {fragment_snippet(c.target), "mma_tiles"};
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS"};
   p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.frag.tile_w), false,
                 uint32_t(c.m_max > m_block ? m_block : 0)};
@@ -435,6 +435,7 @@ void plan_mma_tiled(KernelPlan &p) {
   set("BK", t.bk);
   set("CHUNKS", t.bk / 8);
   set("KSUB", t.bk / 64);
+  set("VECS", 2);  // a lane's chunks per row in one 64-K part (KSTEP 64 of the register-streamed form)
   set("STAGES", t.stages);
   set("STAGES_AHEAD", t.stages - 1);
   // In flight while the oldest stage is used: STAGES - 2 later stages, as
@@ -460,7 +461,7 @@ void plan_mma_tiled(KernelPlan &p) {
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   p.template_file = "mma_tiled";
-  p.snippets = {fragment_snippet(c.target), amd ? "async_copy_gfx950" : "async_copy_sm90"};
+  p.snippets = {fragment_snippet(c.target), "mma_tiles", amd ? "async_copy_gfx950" : "async_copy_sm90"};
   p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N"};
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
                 uint32_t(t.stages * stage_bytes(t))};
