@@ -136,15 +136,14 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
   if (resolved->binary.target != key.contract.target)
     return internal_error("resolved kernel is for " + std::string(target_name(resolved->binary.target)) +
                           ", device needs " + target_name(key.contract.target));
-  const bool split = resolved->binary.geometry.k_blocks > 1;
-  const StreamKey sk = stream_key(stream);
-  auto fn = module_function(**backend, key.ordinal, resolved->binary, split ? instance_tag(sk) : "");
-  if (!fn.ok()) return fn.status();
-  slot.kernel = Loaded{*backend, key.ordinal, *fn, resolved->binary.geometry};
-  if (split) {
+  slot.kernel = Loaded{*backend, key.ordinal, nullptr, resolved->binary.geometry};
+  // A K-split kernel's first load is the resolving stream's instance.
+  if (resolved->binary.geometry.k_blocks > 1)
     slot.split_binary = std::make_shared<const KernelBinary>(resolved->binary);
-    find_or_create(slot.streams, slot.streams_mu, sk)->fn.store(*fn, std::memory_order_release);
-  }
+  auto fn = slot.split_binary ? function_for_stream(slot, stream)
+                              : module_function(**backend, key.ordinal, resolved->binary);
+  if (!fn.ok()) return fn.status();
+  slot.kernel.fn = *fn;
   slot.explanation = resolved->explanation;
   log::info("resolved " + canonical_text(key.contract) + ": " + slot.explanation);
   return Status::Ok();
@@ -177,13 +176,11 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
 StatusOr<FunctionHandle> RuntimeCore::function_for_stream(Slot &slot, void *stream) {
   if (!slot.split_binary) return slot.kernel.fn;
   const StreamKey sk = stream_key(stream);
-  StreamInstance *inst = find_or_create(slot.streams, slot.streams_mu, sk);
-  if (FunctionHandle fn = inst->fn.load(std::memory_order_acquire)) return fn;
-  std::lock_guard<std::mutex> lock(inst->mu);
-  if (FunctionHandle fn = inst->fn.load(std::memory_order_relaxed)) return fn;
+  StreamFunction *known = find_or_create(slot.streams, slot.streams_mu, sk);
+  if (FunctionHandle fn = known->load(std::memory_order_acquire)) return fn;
   auto fn = module_function(*slot.kernel.backend, slot.kernel.ordinal, *slot.split_binary, instance_tag(sk));
   if (!fn.ok()) return fn.status();
-  inst->fn.store(*fn, std::memory_order_release);
+  known->store(*fn, std::memory_order_release);
   return *fn;
 }
 

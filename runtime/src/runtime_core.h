@@ -60,17 +60,16 @@ class RuntimeCore {
   struct CallKeyHash {
     size_t operator()(const CallKey &k) const;
   };
-  // Resolved once; other threads with the same key wait on `mu`. A failed
-  // resolution is not kept: a later call (after load_bundle, say) tries again.
   // A K-split kernel (LaunchGeometry::k_blocks > 1) keeps its partials and
   // arrival counters in its module, so launches that may overlap must not
   // share one: each stream (stream_key.h) gets its own instance of the
   // module, named in modules_ by instance_tag (so every contract that
-  // resolves to the same code object shares a stream's instance).
-  struct StreamInstance {
-    std::mutex mu;
-    std::atomic<FunctionHandle> fn{nullptr};
-  };
+  // resolves to the same code object shares a stream's instance). A slot
+  // remembers each stream's function; module_function makes the load happen
+  // once however many callers race for it.
+  using StreamFunction = std::atomic<FunctionHandle>;
+  // Resolved once; other threads with the same key wait on `mu`. A failed
+  // resolution is not kept: a later call (after load_bundle, say) tries again.
   struct Slot {
     std::mutex mu;
     std::atomic<bool> ready{false};
@@ -78,7 +77,7 @@ class RuntimeCore {
     std::string explanation;
     std::shared_ptr<const KernelBinary> split_binary;  // K-split kernels: to load more instances
     std::shared_mutex streams_mu;
-    std::unordered_map<StreamKey, std::unique_ptr<StreamInstance>, StreamKeyHash> streams;
+    std::unordered_map<StreamKey, std::unique_ptr<StreamFunction>, StreamKeyHash> streams;
   };
   struct DeviceSlot {
     std::once_flag once;
