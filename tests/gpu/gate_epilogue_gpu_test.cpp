@@ -174,6 +174,16 @@ class GpuTest : public ::testing::Test {
     return reference::check_gate(p, out);
   }
 
+  // Every element written and matching; counted in the run's summary.
+  // `where` prefixes the failure messages ("" or e.g. "stream 1, launch 3: ").
+  static void expect_all_correct(const reference::CheckResult &r, const std::string &where) {
+    EXPECT_EQ(r.unwritten, 0) << where << "elements left as the NaN poison";
+    EXPECT_EQ(r.mismatches, 0) << where << r.first_failure << " (" << r.mismatches << " of " << r.checked << ")";
+    g_totals.cases++;
+    g_totals.elements += r.checked;
+    g_totals.exact_required += r.exact_required;
+  }
+
   void run_and_check(const Case &c) {
     SCOPED_TRACE(case_name(c));
     Buffers b = make(c);
@@ -185,12 +195,7 @@ class GpuTest : public ::testing::Test {
     ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &b.args)), "");
     check(driver(nullptr)->cuCtxSynchronize(), "cuCtxSynchronize");
     const HostTensor out = download_out(b, c);
-    const auto r = verify(b, c, out, c.rounding);
-    EXPECT_EQ(r.unwritten, 0) << "elements left as the NaN poison";
-    EXPECT_EQ(r.mismatches, 0) << r.first_failure << " (" << r.mismatches << " of " << r.checked << ")";
-    g_totals.cases++;
-    g_totals.elements += r.checked;
-    g_totals.exact_required += r.exact_required;
+    expect_all_correct(verify(b, c, out, c.rounding), "");
   }
 
   // A CUDA graph captured from a stream, destroyed with its instance.
@@ -423,12 +428,7 @@ TEST_P(BackToBackChain, EveryStepSeesItsProducersOutput) {
       HostTensor out = reference::make_tensor(c.dtype, c.m, c.n, c.n);
       x[i + 1]->download(out.bytes.data(), out.bytes.size());
       reference::GateProblem p{c.act, c.rounding, &in, &b.weight, &in};
-      const auto r = reference::check_gate(p, out);
-      EXPECT_EQ(r.unwritten, 0) << how << ", step " << i << ": elements left as the NaN poison";
-      EXPECT_EQ(r.mismatches, 0) << how << ", step " << i << ": " << r.first_failure;
-      g_totals.cases++;
-      g_totals.elements += r.checked;
-      g_totals.exact_required += r.exact_required;
+      expect_all_correct(reference::check_gate(p, out), std::string(how) + ", step " + std::to_string(i) + ": ");
       in = std::move(out);
     }
   };
@@ -514,12 +514,8 @@ TEST_F(GpuTest, KSplitKernelOnTwoStreamsKeepsLaunchesApart) {
     for (int i = 0; i < kLaunches; ++i) {
       HostTensor out = reference::make_tensor(c.dtype, c.m, c.n, c.n);
       outs[p][i]->download(out.bytes.data(), out.bytes.size());
-      const auto r = verify(*problems[p], c, out, c.rounding);
-      EXPECT_EQ(r.unwritten, 0) << "stream " << p << ", launch " << i;
-      EXPECT_EQ(r.mismatches, 0) << "stream " << p << ", launch " << i << ": " << r.first_failure;
-      g_totals.cases++;
-      g_totals.elements += r.checked;
-      g_totals.exact_required += r.exact_required;
+      expect_all_correct(verify(*problems[p], c, out, c.rounding),
+                         "stream " + std::to_string(p) + ", launch " + std::to_string(i) + ": ");
     }
   }
   for (CUstream s : streams) drv->cuStreamDestroy(s);
