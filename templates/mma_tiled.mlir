@@ -488,7 +488,6 @@ module attributes {gpu.container_module} {
                                      %tid: index, %acc: vector<${TILES}x4xf32>) {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %c4 = arith.constant 4 : index
       %tiles_c = arith.constant ${TILES} : index
       scf.for %e = %c0 to %tiles_c step %c1 {
         %idx = func.call @partial_index(%split_tile, %e, %tid) : (index, index, index) -> index
@@ -501,7 +500,6 @@ module attributes {gpu.container_module} {
                                     %tid: index) -> vector<${TILES}x4xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %c4 = arith.constant 4 : index
       %tiles_c = arith.constant ${TILES} : index
       %zeros = arith.constant dense<0.0> : vector<${TILES}x4xf32>
       %v = scf.for %e = %c0 to %tiles_c step %c1 iter_args(%acc = %zeros) -> (vector<${TILES}x4xf32>) {
