@@ -73,7 +73,6 @@ module attributes {gpu.container_module} {
       %splits = arith.constant ${SPLITS} : index
       %stages = arith.constant ${STAGES} : index
       %ahead = arith.constant ${STAGES_AHEAD} : index
-      %acc0 = arith.constant dense<0.0> : vector<${TILES}x4xf32>
       %m_i = arith.index_cast %m_actual : i64 to index
       %mlast = arith.subi %m_i, %c1 : index
 
@@ -119,12 +118,16 @@ module attributes {gpu.container_module} {
         func.call @commit_copies() : () -> ()
       } {gatejit.unroll}
 
-      %acc = scf.for %i = %c0 to %ntiles step %c1 iter_args(%a = %acc0) -> (vector<${TILES}x4xf32>) {
+      // The products' accumulator (${ACC}: the TILES x 4 vector, or the
+      // struct of an asynchronous wgmma kept in its registers across tiles).
+      %acc0 = func.call @acc_begin() : () -> ${ACC}
+      %acc_k = scf.for %i = %c0 to %ntiles step %c1 iter_args(%a = %acc0) -> (${ACC}) {
         // Tile i has landed for this thread's copies; after the barrier for
         // every thread's, and every warp is done with tile i - 1, whose slot
         // the next copy refills. (i and ntiles: a target that counts loads,
         // not groups, must wait for all of them in the last STAGES - 2 tiles.)
         func.call @wait_copies(%i, %ntiles) : (index, index) -> ()
+        func.call @stage_landed() : () -> ()
         gpu.barrier
         %next = arith.addi %i, %ahead : index
         %have = arith.cmpi ult, %next, %ntiles : index
@@ -139,14 +142,15 @@ module attributes {gpu.container_module} {
         func.call @commit_copies() : () -> ()
         %slot = arith.remui %i, %stages : index
         %ksub = arith.constant ${KSUB} : index
-        %a2 = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (vector<${TILES}x4xf32>) {
+        %a2 = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (${ACC}) {
           %as2 = func.call @tile_products(%tiles, %slot, %sub, %wn, %wm, %lane, %as)
               : (memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index,
-                 vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
-          scf.yield %as2 : vector<${TILES}x4xf32>
+                 ${ACC}) -> ${ACC}
+          scf.yield %as2 : ${ACC}
         } {gatejit.unroll}
-        scf.yield %a2 : vector<${TILES}x4xf32>
+        scf.yield %a2 : ${ACC}
       }
+      %acc = func.call @acc_end(%acc_k) : (${ACC}) -> vector<${TILES}x4xf32>
 
       // K split across blocks: the last block of a tile to arrive finishes it.
       %split_k = arith.constant ${SPLIT_K}
@@ -324,77 +328,6 @@ module attributes {gpu.container_module} {
       %s = arith.xori %chunk, %r7 : index
       %col = arith.muli %s, %c8 : index
       return %col : index
-    }
-
-    // One K tile of products for one warp: its RT weight and MT hidden
-    // fragments (VECS = 2 chunks per row) from workgroup memory, then every
-    // (weight tile, hidden tile) pair.
-    func.func private @tile_products(%tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
-                                     %slot: index, %sub: index, %wn: index, %wm: index, %lane: index,
-                                     %acc: vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32> {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %vecs = arith.constant ${VECS} : index
-      %c8 = arith.constant 8 : index
-      %c16 = arith.constant 16 : index
-      %rt = arith.constant ${RT} : index
-      %mt = arith.constant ${MT} : index
-      %hl = arith.constant ${H_LOADS} : index
-      %h_stride = arith.constant ${H_STRIDE} : index
-      %tile_w = arith.constant ${TILE_W} : index
-      %bn = arith.constant ${BN} : index
-      %wzero = arith.constant dense<0.0> : vector<${RT}x${VECS}x8x${T}>
-      %hzero = arith.constant dense<0.0> : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
-      %w_lane = func.call @lane_w_row(%lane) : (index) -> index
-      %h_lane = func.call @lane_h_row(%lane) : (index) -> index
-      %k_lane = func.call @lane_k(%lane) : (index) -> index
-      // The lane's first chunk: K lane_k * VECS, in chunks of 8, within the
-      // 64-element part `sub` of the stage.
-      %chunk0 = arith.divui %k_lane, %c8 : index
-      %chunk_lane = arith.muli %chunk0, %vecs : index
-      %sub_chunks = arith.muli %sub, %c8 : index
-      %chunk_base = arith.addi %chunk_lane, %sub_chunks : index
-      %wn_rows = arith.muli %wn, %rt : index
-      %w_row0 = arith.muli %wn_rows, %tile_w : index
-      %wm_tiles = arith.muli %wm, %mt : index
-      %h_tile0 = arith.muli %wm_tiles, %c16 : index
-      %h_row0 = arith.addi %bn, %h_tile0 : index
-      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%wa = %wzero) -> (vector<${RT}x${VECS}x8x${T}>) {
-        %r_off = arith.muli %r, %tile_w : index
-        %r_base = arith.addi %w_row0, %r_off : index
-        %row = arith.addi %r_base, %w_lane : index
-        %wa2 = scf.for %v = %c0 to %vecs step %c1 iter_args(%wv = %wa) -> (vector<${RT}x${VECS}x8x${T}>) {
-          %chunk = arith.addi %chunk_base, %v : index
-          %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
-          %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
-              : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
-          %wv2 = vector.insert %x, %wv[%r, %v] : vector<8x${T}> into vector<${RT}x${VECS}x8x${T}>
-          scf.yield %wv2 : vector<${RT}x${VECS}x8x${T}>
-        } {gatejit.unroll}
-        scf.yield %wa2 : vector<${RT}x${VECS}x8x${T}>
-      } {gatejit.unroll}
-      %hs = scf.for %t = %c0 to %mt step %c1 iter_args(%ha = %hzero) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
-        %ha2 = scf.for %q = %c0 to %hl step %c1 iter_args(%hq = %ha) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
-          %t16 = arith.muli %t, %c16 : index
-          %q_off = arith.muli %q, %h_stride : index
-          %tq = arith.addi %t16, %q_off : index
-          %tq_row = arith.addi %h_row0, %tq : index
-          %row = arith.addi %tq_row, %h_lane : index
-          %hq2 = scf.for %v = %c0 to %vecs step %c1 iter_args(%hv = %hq) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
-            %chunk = arith.addi %chunk_base, %v : index
-            %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
-            %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
-                : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
-            %hv2 = vector.insert %x, %hv[%t, %v, %q] : vector<8x${T}> into vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
-            scf.yield %hv2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
-          } {gatejit.unroll}
-          scf.yield %hq2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
-        } {gatejit.unroll}
-        scf.yield %ha2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
-      } {gatejit.unroll}
-      %res = func.call @mma_tiles(%ws, %hs, %acc)
-          : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
-      return %res : vector<${TILES}x4xf32>
     }
 
     // The K-split meeting point: each block stores its partial sums

@@ -312,6 +312,8 @@ void plan_mma(KernelPlan &p) {
 constexpr int64_t kTiledBk = 64;                // K per stage (the table's): 128-byte rows, 8 chunks
 constexpr int64_t kTiledWaves = 4;              // per block; a copy pass covers BLOCK / 8 rows
 constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeline to fill
+constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
+constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
 
 // What the tiled form needs to know about a target.
 struct TiledTarget {
@@ -334,6 +336,11 @@ struct TiledTuning {
   int64_t bn = 64, bm = 32, warps_n = 2, stages = 4, splits = 1;
   int64_t bk = kTiledBk;  // K per stage: 64 or 128 (override bk=128 where K allows)
   int64_t blocks_per_cu = 1;
+  // sm_90a warpgroup MMA (templates/tile_products_wgmma.mlir): one
+  // warpgroup, 64 hidden rows (the instruction's m), BN weight rows (its n),
+  // 64-K stages (the 128-byte swizzle's row).
+  bool wgmma = false;
+  int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
 bool mma_tiled_applies(const Contract &c) {
@@ -354,11 +361,12 @@ int64_t stage_bytes(const TiledTuning &t) { return (t.bn + t.bm) * t.bk * 2; }
 
 bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) {
   const int64_t wave = target_wave_size(target);
-  const int64_t warps_m = kTiledWaves / t.warps_n;
-  const int64_t rows_per_pass = wave * kTiledWaves / (t.bk / 8);
-  return t.warps_n >= 1 && kTiledWaves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
+  const int64_t warps_m = t.waves / t.warps_n;
+  const int64_t rows_per_pass = wave * t.waves / (t.bk / 8);
+  return t.warps_n >= 1 && t.waves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
          t.bm % rows_per_pass == 0 && t.bn % (fragment_shape(target).tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
-         2 * stage_bytes(t) <= tt.smem_limit;
+         2 * stage_bytes(t) <= tt.smem_limit &&
+         (!t.wgmma || (t.bm == kWgmmaM * t.waves / 4 && t.bk == 64 && t.warps_n == 1 && t.bn <= kWgmmaMaxN));
 }
 
 // The sm_90 table, from the v20 sweeps on the H200 (N = 1536, K = 7168;
@@ -378,10 +386,15 @@ TiledTuning tiled_tuning(const Contract &c) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
   t.blocks_per_cu = tt.blocks_per_cu;
+  // sm_90 rows from the sweeps (v20e, v23): 128-K stages where they were
+  // faster (half the barriers and waits per byte), with the stage memory
+  // they were measured with.
+  int64_t budget = tt.smem_table;
+  const bool k128 = c.k % 128 == 0;
   if (target_is_amdgpu(c.target)) t.bn = 64, t.bm = 64;
-  else if (c.m_max <= 64) t.bn = 32, t.bm = 32;
+  else if (c.m_max <= 64) t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
   else if (c.m_max <= 256) t.bn = 64, t.bm = 32;
-  else t.bn = 64, t.bm = 64;
+  else t.bn = 64, t.bm = 64, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
   TiledTuning asked = t;
   const auto o = tuning_override();
   auto take = [&](const char *key, int64_t &field) {
@@ -391,11 +404,21 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("bm", asked.bm);
   take("warps_n", asked.warps_n);
   take("bk", asked.bk);
-  if (asked.bk != 64 && (asked.bk != 128 || c.k % 128 != 0)) asked.bk = kTiledBk;
+  int64_t wgmma = 0, warpgroups = 1;
+  take("wgmma", wgmma);
+  take("wg", warpgroups);
+  if (wgmma && c.target == Target::kSm90) {
+    asked.wgmma = true;
+    asked.warps_n = 1, asked.bk = 64;
+    asked.waves = 4 * std::clamp<int64_t>(warpgroups, 1, 2);
+    asked.bm = kWgmmaM * (asked.waves / 4);
+    if (asked.bn > kWgmmaMaxN) asked.bn = kWgmmaMaxN;
+  }
+  if (asked.bk != 64 && (asked.bk != 128 || !k128)) asked.bk = kTiledBk;
   if (tiled_shape_ok(asked, c.target, tt)) t = asked;  // an impossible override keeps the table's shape
-  t.stages = std::min<int64_t>(6, tt.smem_table / stage_bytes(t));
+  t.stages = std::min<int64_t>(6, budget / stage_bytes(t));
   take("stages", t.stages);
-  t.stages = std::clamp<int64_t>(t.stages, 2, tt.smem_limit / stage_bytes(t));
+  t.stages = std::clamp<int64_t>(t.stages, t.wgmma ? 3 : 2, tt.smem_limit / stage_bytes(t));
   take("bps", t.blocks_per_cu);
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
@@ -408,13 +431,43 @@ TiledTuning tiled_tuning(const Contract &c) {
   return t;
 }
 
+// wgmma's accumulator is a struct of BN / 2 f32 registers; the template's
+// is TILES x 4 (the mma.sync C layout per 8 weight rows, the same order).
+// Struct fields take constant positions only, so the conversions are
+// written out here, one line per register.
+void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t) {
+  const int64_t regs = t.bn / 2, tiles = t.bn / 8;
+  std::string fields, pack, unpack;
+  for (int64_t i = 0; i < regs; ++i) fields += i ? ", f32" : "f32";
+  const std::string acc = fmt::format("!llvm.struct<({})>", fields);
+  const std::string vec = fmt::format("vector<{}x4xf32>", tiles);
+  for (int64_t i = 0; i < regs; ++i) {
+    pack += fmt::format("      %x{0} = vector.extract %acc[{1}, {2}] : f32 from {3}\n"
+                        "      %s{4} = llvm.insertvalue %x{0}, %s{0}[{0}] : {5}\n",
+                        i, i / 4, i % 4, vec, i + 1, acc);
+    unpack += fmt::format("      %y{0} = llvm.extractvalue %s[{0}] : {1}\n"
+                          "      %v{2} = vector.insert %y{0}, %v{0} [{3}, {4}] : f32 into {5}\n",
+                          i, acc, i + 1, i / 4, i % 4, vec);
+  }
+  pack += fmt::format("      return %s{} : {}", regs, acc);
+  unpack += fmt::format("      return %v{} : {}", regs, vec);
+  P["WGMMA_ACC"] = acc;
+  P["WGMMA_PACK"] = pack;
+  P["WGMMA_UNPACK"] = unpack;
+  P["WGMMA_TYPE"] = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
+  P["STAGE_BYTES"] = fmt::format("{}", stage_bytes(t));
+  P["W_STAGE_BYTES"] = fmt::format("{}", t.bn * t.bk * 2);
+  P["WG_A_BYTES"] = fmt::format("{}", kWgmmaM * t.bk * 2);
+  P["ACC"] = acc;
+}
+
 void plan_mma_tiled(KernelPlan &p) {
   const Contract &c = p.contract;
   const bool amd = target_is_amdgpu(c.target);
   const TiledTuning t = tiled_tuning(c);
   const int64_t wave = target_wave_size(c.target);
-  const int64_t block = wave * kTiledWaves;
-  const int64_t warps_m = kTiledWaves / t.warps_n;
+  const int64_t block = wave * t.waves;
+  const int64_t warps_m = t.waves / t.warps_n;
   const int64_t rt = t.bn / (fragment_shape(c.target).tile_w * t.warps_n);
   const int64_t mt = t.bm / (16 * warps_m);
   const int64_t tiles_n = (c.n + t.bn - 1) / t.bn;
@@ -437,11 +490,15 @@ void plan_mma_tiled(KernelPlan &p) {
   set("KSUB", t.bk / 64);
   set("VECS", 2);  // a lane's chunks per row in one 64-K part (KSTEP 64 of the register-streamed form)
   set("STAGES", t.stages);
-  set("STAGES_AHEAD", t.stages - 1);
+  // Tiles in flight ahead of the one in use: STAGES - 1, or STAGES - 2
+  // with wgmma, whose products of a stage are still running while the next
+  // stage's start (the slot refilled is the one used two tiles back).
+  const int64_t ahead = t.wgmma ? t.stages - 2 : t.stages - 1;
+  set("STAGES_AHEAD", ahead);
   // In flight while the oldest stage is used: STAGES - 2 later stages, as
   // copy groups (sm_90) or as each thread's loads (gfx950 counts loads).
-  set("PENDING", amd ? (t.stages - 2) * (w_cpt + h_cpt) : t.stages - 2);
-  set("STAGES_PENDING", t.stages - 2);
+  set("PENDING", amd ? (ahead - 1) * (w_cpt + h_cpt) : ahead - 1);
+  set("STAGES_PENDING", ahead - 1);
   set("KT", c.k / t.bk);
   set("SPLITS", t.splits);
   set("SPLITS_LAST", t.splits - 1);
@@ -458,11 +515,16 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
+  P["WGMMA"] = t.wgmma ? "1" : "0";
+  P["ACC"] = fmt::format("vector<{}x4xf32>", rt * mt);
+  if (t.wgmma) set_wgmma_params(P, c, t);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   p.template_file = "mma_tiled";
-  p.snippets = {fragment_snippet(c.target), "mma_tiles", amd ? "async_copy_gfx950" : "async_copy_sm90"};
-  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N"};
+  p.snippets = {fragment_snippet(c.target), amd ? "async_copy_gfx950" : "async_copy_sm90"};
+  if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
+  else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
+  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA"};
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
                 uint32_t(t.stages * stage_bytes(t))};
 }

@@ -43,7 +43,9 @@ TargetSpec spec_for(Target t) {
   switch (t) {
     case Target::kGfx950: return {"amdgcn-amd-amdhsa", "gfx950", ""};
     case Target::kGfx942: return {"amdgcn-amd-amdhsa", "gfx942", ""};
-    case Target::kSm90: return {"nvptx64-nvidia-cuda", "sm_90", "+ptx80"};
+    // sm_90a: every sm_90 device (H100, H200) has the architecture-specific
+    // instructions, and the wgmma form of mma_tiled needs them.
+    case Target::kSm90: return {"nvptx64-nvidia-cuda", "sm_90a", "+ptx80"};
   }
   return {"", "", ""};
 }

@@ -105,6 +105,8 @@ void add_lowering_passes(mlir::OpPassManager &gpu, Target target) {
     nvvm_options.indexBitwidth = 64;
     nvvm_options.useBarePtrCallConv = true;
     gpu.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm_options));
+    // NVVM ops that are inline PTX (wgmma.mma_async) become llvm.inline_asm.
+    gpu.addPass(mlir::createConvertNVVMToLLVMPass());
   }
   gpu.addPass(mlir::createReconcileUnrealizedCastsPass());
   gpu.addPass(mlir::createCanonicalizerPass());

@@ -191,10 +191,11 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   } else {
     EXPECT_EQ(kb.format, BinaryFormat::kPtx);
     const std::string ptx(kb.code.begin(), kb.code.end());
-    EXPECT_NE(ptx.find(".target sm_90"), std::string::npos);
+    // sm_90a: the architecture-specific instructions (wgmma) of every sm_90 device.
+    EXPECT_NE(ptx.find(".target sm_90a"), std::string::npos);
     EXPECT_NE(ptx.find(".entry " + kb.symbol + "("), std::string::npos) << "no .entry for " << kb.symbol;
     EXPECT_EQ(r.value("format", ""), "ptx");
-    EXPECT_EQ(r.value("target_id", ""), "sm_90");
+    EXPECT_EQ(r.value("target_id", ""), "sm_90a");
     EXPECT_EQ(k.value("symbol", ""), kb.symbol);
     EXPECT_GT(r["instructions"].value("total", 0), 0);
     EXPECT_GT(r["instructions"]["histogram"].value("ret", 0), 0);

@@ -1,0 +1,117 @@
+    // Products of one stage for mma_tiled with warpgroup MMA (sm_90a wgmma):
+    // the block's four warps are one warpgroup, and one instruction
+    // multiplies the stage's 64 hidden rows (A, m = 64) by its BN weight rows
+    // (B, n = BN) over 16 K, both read by the tensor cores straight from
+    // workgroup memory through matrix descriptors. No fragment registers,
+    // no per-lane shared-memory reads: a 64-K stage is four instructions.
+    //
+    // The stage layout is already wgmma's 128-byte swizzle: rows of 128
+    // bytes (BK = 64), 16-byte chunk c of row r at slot c ^ (r mod 8), and
+    // every operand starts on a 1024-byte boundary (BN and the stage size are
+    // multiples of 8 rows; dynamic shared memory starts at 0). Moving 16
+    // elements along K is +32 bytes on the descriptor's start address: the
+    // hardware applies the XOR to the address bits, as the copies did.
+    //
+    // Accumulator of m64nBNk16, thread 32 w + 4 g + t: hidden row 16 w + g +
+    // 8 i, weight row 8 j + 2 t + b in register 4 j + 2 i + b: the mma.sync
+    // C layout per 8-row weight tile j, so tile j of the TILES x 4 vector,
+    // element 2 i + b, is what @lane_c_h / @lane_c_w (mma_sm90) describe and
+    // the epilogue and the K-split meeting take it unchanged.
+    //
+    // Parameters: WGMMA_ACC (the instruction's BN / 2 f32 struct),
+    // WGMMA_TYPE (bf16 | f16), STAGE_BYTES, W_STAGE_BYTES, WGMMA_PACK and
+    // WGMMA_UNPACK (one line per accumulator register, written by the
+    // planner: struct fields take constant positions only).
+
+    // The copies landed through the generic proxy; wgmma reads workgroup
+    // memory through the async proxy, which must be ordered after them
+    // before the barrier that releases the stage.
+    func.func private @stage_landed() {
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      return
+    }
+
+    // Matrix descriptor of a K-major operand in the 128-byte swizzle at
+    // workgroup byte address %addr: bits 0-13 address / 16, 16-29 leading
+    // byte offset / 16 (unused by this swizzle: 1), 32-45 stride byte offset
+    // / 16 (8 rows x 128 bytes = 1024: 64), 62-63 swizzle mode (1: 128 bytes).
+    func.func private @smem_desc(%addr: index) -> i64 {
+      %a = arith.index_cast %addr : index to i64
+      %mask = arith.constant 262143 : i64
+      %c4 = arith.constant 4 : i64
+      %fixed = arith.constant 4611686293305360384 : i64
+      %am = arith.andi %a, %mask : i64
+      %a16 = arith.shrui %am, %c4 : i64
+      %d = arith.ori %a16, %fixed : i64
+      return %d : i64
+    }
+
+    // The accumulator lives in wgmma's registers for the whole K loop; the
+    // last group is waited for before it is read.
+    func.func private @acc_begin() -> ${WGMMA_ACC} {
+      %z = arith.constant dense<0.0> : vector<${TILES}x4xf32>
+      %s = func.call @acc_to_struct(%z) : (vector<${TILES}x4xf32>) -> ${WGMMA_ACC}
+      return %s : ${WGMMA_ACC}
+    }
+    func.func private @acc_end(%s: ${WGMMA_ACC}) -> vector<${TILES}x4xf32> {
+      nvvm.wgmma.wait.group.sync.aligned 0
+      %v = func.call @struct_to_acc(%s) : (${WGMMA_ACC}) -> vector<${TILES}x4xf32>
+      return %v : vector<${TILES}x4xf32>
+    }
+
+    func.func private @acc_to_struct(%acc: vector<${TILES}x4xf32>) -> ${WGMMA_ACC} {
+      %s0 = llvm.mlir.poison : ${WGMMA_ACC}
+${WGMMA_PACK}
+    }
+    func.func private @struct_to_acc(%s: ${WGMMA_ACC}) -> vector<${TILES}x4xf32> {
+      %v0 = arith.constant dense<0.0> : vector<${TILES}x4xf32>
+${WGMMA_UNPACK}
+    }
+
+    // One stage (slot) of products: four m64nBNk16 instructions of this
+    // warp's warpgroup (hidden rows 64 (wm / 4) on) in one group. Returns
+    // with the previous stage's group complete and this one running: the
+    // slot refilled after the next barrier is the one used two stages back
+    // (STAGES_AHEAD = STAGES - 2). (%sub, %wn, %lane: the fragment form's;
+    // BK is 64 here, one part.)
+    func.func private @tile_products(%tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
+                                     %slot: index, %sub: index, %wn: index, %wm: index, %lane: index,
+                                     %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
+      %slot_bytes = arith.constant ${STAGE_BYTES} : index
+      %w_bytes = arith.constant ${W_STAGE_BYTES} : index
+      %k16 = arith.constant 2 : i64
+      %base = memref.extract_aligned_pointer_as_index %tiles
+          : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> -> index
+      %off = arith.muli %slot, %slot_bytes : index
+      %w_addr = arith.addi %base, %off : index
+      %c4 = arith.constant 4 : index
+      %wg_bytes = arith.constant ${WG_A_BYTES} : index
+      %wg = arith.divui %wm, %c4 : index
+      %wg_off = arith.muli %wg, %wg_bytes : index
+      %h_tile = arith.addi %w_addr, %w_bytes : index
+      %h_addr = arith.addi %h_tile, %wg_off : index
+      %w0 = func.call @smem_desc(%w_addr) : (index) -> i64
+      %h0 = func.call @smem_desc(%h_addr) : (index) -> i64
+      %w1 = arith.addi %w0, %k16 : i64
+      %h1 = arith.addi %h0, %k16 : i64
+      %w2 = arith.addi %w1, %k16 : i64
+      %h2 = arith.addi %h1, %k16 : i64
+      %w3 = arith.addi %w2, %k16 : i64
+      %h3 = arith.addi %h2, %k16 : i64
+      nvvm.wgmma.fence.aligned
+      %d1 = nvvm.wgmma.mma_async %h0, %w0, %d0, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+          D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
+          B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
+      %d2 = nvvm.wgmma.mma_async %h1, %w1, %d1, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+          D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
+          B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
+      %d3 = nvvm.wgmma.mma_async %h2, %w2, %d2, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+          D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
+          B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
+      %d4 = nvvm.wgmma.mma_async %h3, %w3, %d3, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+          D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
+          B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
+      nvvm.wgmma.commit.group.sync.aligned
+      nvvm.wgmma.wait.group.sync.aligned 1
+      return %d4 : ${WGMMA_ACC}
+    }
