@@ -321,15 +321,17 @@ struct TiledTarget {
   int64_t smem_table;     // workgroup memory the table's stages stay within
   int64_t smem_limit;     // what an override may take
   int64_t blocks_per_cu;  // the K split's target (and, on sm_90, the occupancy asked of ptxas)
+  int64_t smem_per_cu;    // workgroup memory of one SM / CU
+  int64_t smem_reserved;  // of it, taken per block by the hardware
 };
 TiledTarget tiled_target(Target t) {
   // gfx950 (MI355X): 256 CUs, 160 KiB LDS per CU; the table stays within 64
   // KiB (two workgroups per CU).
-  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1};
+  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 160 * 1024, 0};
   // sm_90 (H100 / H200 SXM): 132 SMs; 48 KiB of stages let 4 blocks share an
   // SM; an override may opt in to 227 KiB. 3 blocks per SM: at most 168
   // registers per thread.
-  return {132, 48 * 1024, 227 * 1024, 3};
+  return {132, 48 * 1024, 227 * 1024, 3, 228 * 1024, 1024};
 }
 
 struct TiledTuning {
@@ -347,12 +349,12 @@ bool mma_tiled_applies(const Contract &c) {
   if (!mma_available(c.target) || c.k % kTiledBk != 0) return false;
   const auto o = tuning_override();
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
-  // sm_90 from M = 33: at M = 32 the tiled form was at parity (12.4 vs
-  // 12.8 us, v20). gfx950 only when asked (tiled=1): LLVM's AMDGPU backend
+  // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
+  // 11.4 us against the register-streamed 12.9 (v25). gfx950 only when asked (tiled=1): LLVM's AMDGPU backend
   // makes every LDS read wait for all LDS-DMA loads in flight (s_waitcnt
   // vmcnt(0) before the ds_reads, and before each barrier), so the stages do
   // not overlap there yet (docs/templates.md).
-  return c.target == Target::kSm90 && c.m_max > 32;
+  return c.target == Target::kSm90 && c.m_max > 16;
 }
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
@@ -369,57 +371,69 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
          (!t.wgmma || (t.bm == kWgmmaM * t.waves / 4 && t.bk == 64 && t.warps_n == 1 && t.bn <= kWgmmaMaxN));
 }
 
-// The sm_90 table, from the v20 sweeps on the H200 (N = 1536, K = 7168;
-// docs/perf-notes.md). Smaller tiles re-read hidden from L2 more often; more
-// K splits make the last block's reduction longer; one wave of about 3
-// blocks per SM balanced the two:
-//  - M <= 64: 32 x 32 tiles, 6 stages (M = 64: 15.5 us; register-streamed 18.1)
-//  - M <= 256: 64 weight rows x 32 hidden rows, 4 stages (M = 128: 20.0 us; 30.6)
-//  - beyond: 64 x 64, 3 stages (M = 512: 54-60 us; 92. M = 2048: 187-196; 350)
-// All with 64-K stages. v23 measured 128-K stages faster at M = 64 (4 stages,
-// 64 KiB: 14.8 vs 15.7 us) and M = 512 (2 stages: 50.1 vs 53.2), slower at
-// M = 128 (21.3 vs 20.5); they are not the default until the GPU suite has
-// run on them (override bk=128,stages=4).
+// The sm_90 table, from the v25 sweeps on the H200 (N = 1536, K = 7168;
+// docs/perf-notes.md, v20-v25). Up to M = 256 the tiles are small and the
+// K split spreads them over one wave of about 3 blocks per SM; beyond, the
+// bytes read from L2 per product bound the kernel and the tiles grow:
+//  - M <= 32: mma.sync, 32 x 32 tiles, 128-K stages in 64 KiB (M = 32: 11.4 us;
+//    register-streamed 12.9)
+//  - M <= 256: wgmma, 32 weight rows x 64 hidden rows, 5 stages (M = 64:
+//    14.2, M = 128: 17.5, M = 256: 25.7; mma.sync tiles 14.9 / 20.6 / 34.3)
+//  - M <= 1024: wgmma, 64 x 64, 4 stages (M = 512: 37.8; 49.2. M = 1024: 60.0; 88.1)
+//  - beyond: wgmma, two warpgroups, 192 weight rows x 128 hidden rows, 4
+//    stages, one block per SM (M = 2048: 79.0; 184.0)
 // gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
 // lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
 TiledTuning tiled_tuning(const Contract &c) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
   t.blocks_per_cu = tt.blocks_per_cu;
-  // sm_90 rows from the sweeps (v20e, v23): 128-K stages where they were
-  // faster (half the barriers and waits per byte), with the stage memory
-  // they were measured with.
-  int64_t budget = tt.smem_table;
+  int64_t budget = tt.smem_table;  // the stages' workgroup memory
   const bool k128 = c.k % 128 == 0;
-  if (target_is_amdgpu(c.target)) t.bn = 64, t.bm = 64;
-  else if (c.m_max <= 64) t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
-  else if (c.m_max <= 256) t.bn = 64, t.bm = 32;
-  else t.bn = 64, t.bm = 64, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
+  auto use_wgmma = [](TiledTuning &u, int64_t warpgroups) {
+    u.wgmma = true;
+    u.warps_n = 1, u.bk = 64;
+    u.waves = 4 * warpgroups;
+    u.bm = kWgmmaM * warpgroups;
+  };
+  if (target_is_amdgpu(c.target)) {
+    t.bn = 64, t.bm = 64;
+  } else if (c.m_max <= 32) {
+    t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
+  } else if (c.m_max <= 256) {
+    use_wgmma(t, 1), t.bn = 32, budget = 60 * 1024;
+  } else if (c.m_max <= 1024) {
+    use_wgmma(t, 1), t.bn = 64, budget = 64 * 1024;
+  } else {
+    use_wgmma(t, 2), t.bn = 192, budget = 160 * 1024, t.blocks_per_cu = 1;
+  }
   TiledTuning asked = t;
   const auto o = tuning_override();
   auto take = [&](const char *key, int64_t &field) {
     if (auto it = o.find(key); it != o.end()) field = it->second;
   };
-  take("bn", asked.bn);
-  take("bm", asked.bm);
-  take("warps_n", asked.warps_n);
-  take("bk", asked.bk);
-  int64_t wgmma = 0, warpgroups = 1;
+  // wgmma=1 / wg=1|2 / wgmma=0 switch the form; the shape keys refine it.
+  int64_t wgmma = t.wgmma, warpgroups = t.waves / 4;
   take("wgmma", wgmma);
   take("wg", warpgroups);
   if (wgmma && c.target == Target::kSm90) {
-    asked.wgmma = true;
-    asked.warps_n = 1, asked.bk = 64;
-    asked.waves = 4 * std::clamp<int64_t>(warpgroups, 1, 2);
-    asked.bm = kWgmmaM * (asked.waves / 4);
-    if (asked.bn > kWgmmaMaxN) asked.bn = kWgmmaMaxN;
+    use_wgmma(asked, std::clamp<int64_t>(warpgroups, 1, 2));
+  } else if (asked.wgmma) {
+    asked.wgmma = false, asked.waves = kTiledWaves, asked.warps_n = 2;
   }
+  take("bn", asked.bn);
+  if (!asked.wgmma) take("bm", asked.bm);
+  take("warps_n", asked.warps_n);
+  take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || !k128)) asked.bk = kTiledBk;
   if (tiled_shape_ok(asked, c.target, tt)) t = asked;  // an impossible override keeps the table's shape
   t.stages = std::min<int64_t>(6, budget / stage_bytes(t));
   take("stages", t.stages);
-  t.stages = std::clamp<int64_t>(t.stages, t.wgmma ? 3 : 2, tt.smem_limit / stage_bytes(t));
   take("bps", t.blocks_per_cu);
+  // The blocks per SM the K split counts on must fit together (per-SM
+  // workgroup memory, less what the hardware reserves per block).
+  const int64_t per_block = std::min(tt.smem_limit, tt.smem_per_cu / t.blocks_per_cu - tt.smem_reserved);
+  t.stages = std::clamp<int64_t>(t.stages, t.wgmma ? 3 : 2, std::max<int64_t>(2, per_block / stage_bytes(t)));
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
   const int64_t kt = c.k / t.bk;

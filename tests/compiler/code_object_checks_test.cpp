@@ -1,6 +1,7 @@
 // Code-object checks with the real LLVM tools: the hsaco the compiler links
 // in process must be what llvm-readelf and llvm-objdump (independent readers)
 // say it is, and the report (read by gatejit's own code) must agree with them.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -418,11 +419,14 @@ TEST(PtxCode, LargeNUsesNoSharedMemory) {
   EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), 0);
 }
 
-// sm_90 above M = 32: the tiled form. Operands go global -> shared memory by
-// cp.async (16-byte chunks), fragments come from shared memory in 16-byte
-// reads, the products are mma.sync; K is split across grid z and the split
-// blocks meet through a workspace sized for every split of every tile, an
-// atomic arrival count and device-scope fences. Nothing spills to local memory.
+// sm_90 above M = 16: the tiled form. Operands go global -> shared memory by
+// cp.async (16-byte chunks). Up to M = 32 fragments come from shared memory in
+// 16-byte reads into mma.sync; above, wgmma reads both operands from shared
+// memory itself (four m64nBNk16 per 64-K stage, after an async-proxy fence,
+// one group left in flight), one warpgroup per 64 hidden rows. K is split
+// across grid z and the split blocks meet through a workspace sized for every
+// split of every tile, an atomic arrival count and device-scope fences.
+// Nothing spills to local memory.
 class TiledMmaPtx : public testing::TestWithParam<std::pair<DType, int64_t>> {};
 
 TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
@@ -435,17 +439,31 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
   const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
   EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global"));
   EXPECT_THAT(ptx, HasSubstr("cp.async.wait_group"));
-  EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.shared\.v4\.(b|u|f)32)"));
-  const char *mma = c.dtype_out == DType::kBF16 ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-                                                : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
-  EXPECT_THAT(ptx, HasSubstr(mma));
+  const nlohmann::json tuning = r["tuning"];
+  const int64_t bn = tuning["BN"], bm = tuning["BM"], splits = tuning["SPLITS"];
+  const std::string type = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
+  if (c.m <= 32) {
+    EXPECT_EQ(tuning.value("WGMMA", -1), 0);
+    EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.shared\.v4\.(b|u|f)32)"));
+    EXPECT_THAT(ptx, HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type + ".f32"));
+    EXPECT_EQ(r["workgroup_size"][0].get<int64_t>(), 128);
+  } else {
+    EXPECT_EQ(tuning.value("WGMMA", -1), 1);
+    EXPECT_THAT(ptx, HasSubstr(".target sm_90a"));
+    const std::string wgmma = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", bn, type, type);
+    EXPECT_EQ(count_of(ptx, wgmma), 4) << wgmma;
+    EXPECT_THAT(ptx, HasSubstr("fence.proxy.async.shared::cta"));
+    EXPECT_THAT(ptx, HasSubstr("wgmma.wait_group.sync.aligned \t1;"));
+    EXPECT_THAT(ptx, testing::Not(HasSubstr("mma.sync")));
+    EXPECT_THAT(ptx, testing::Not(testing::ContainsRegex(R"(ld\.shared\.v4)")));
+    EXPECT_EQ(bm % 64, 0);
+    EXPECT_EQ(r["workgroup_size"][0].get<int64_t>(), 128 * (bm / 64));  // a warpgroup per 64 hidden rows
+  }
   EXPECT_THAT(ptx, testing::Not(HasSubstr(".local")));
   // The stages are dynamic shared memory, within what a block can opt in to.
   EXPECT_GT(geo.shared_bytes, 0u);
   EXPECT_LE(geo.shared_bytes, max_shared_bytes(Target::kSm90));
   EXPECT_EQ(r.value("dynamic_shared_bytes", 0u), geo.shared_bytes);
-  const nlohmann::json tuning = r["tuning"];
-  const int64_t bn = tuning["BN"], bm = tuning["BM"], splits = tuning["SPLITS"];
   EXPECT_EQ(int64_t(geo.n_per_block), bn);
   EXPECT_EQ(int64_t(geo.m_per_block), bm);
   EXPECT_EQ(int64_t(geo.k_blocks), splits);
@@ -465,15 +483,16 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, TiledMmaPtx,
-                         testing::Values(std::pair{DType::kBF16, int64_t(64)}, std::pair{DType::kF16, int64_t(128)},
+                         testing::Values(std::pair{DType::kBF16, int64_t(32)}, std::pair{DType::kF16, int64_t(24)},
+                                         std::pair{DType::kBF16, int64_t(64)}, std::pair{DType::kF16, int64_t(128)},
                                          std::pair{DType::kBF16, int64_t(512)}, std::pair{DType::kBF16, int64_t(2048)}),
                          dtype_m_name);
 
-// At M = 32 and below, and where K is not a whole number of 64-element
+// At M = 16 and below, and where K is not a whole number of 64-element
 // stages, sm_90 keeps the register-streamed form (no K split, no dynamic
 // shared memory).
 TEST(PtxCode, RegisterStreamedMmaWhereTiledDoesNotApply) {
-  for (auto [m, k] : {std::pair<int64_t, int64_t>{32, 7168}, {128, 7160}}) {
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{16, 7168}, {128, 7160}}) {
     Contract c = seed(Target::kSm90);
     c.m = m;
     c.k = c.ld_hidden = c.ld_weight = k;

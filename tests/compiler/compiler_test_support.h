@@ -38,6 +38,13 @@ class TempDir {
   fs::path path_;
 };
 
+// Non-overlapping occurrences of `needle` in `text`.
+inline int count_of(const std::string &text, const std::string &needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
 inline std::string slurp(const fs::path &p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;

@@ -298,6 +298,11 @@ std::vector<Case> mma_cases() {
   // the copies, columns past N never stored) and a partial last hidden tile.
   cases.push_back({100, 1000, 1024, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   cases.push_back({300, 1003, 1024, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
+  // Above M = 1024 the wgmma form takes two warpgroups and 192 weight rows
+  // per block: partial last weight tile (400 = 2 x 192 + 16) and hidden tile
+  // (1500 = 11 x 128 + 92). M = 24: the mma.sync tiles below the wgmma form.
+  cases.push_back({1500, 400, 1024, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
+  cases.push_back({24, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   return cases;
 }
 INSTANTIATE_TEST_SUITE_P(Sm90, MmaMatrix, ::testing::ValuesIn(mma_cases()),
