@@ -1,5 +1,6 @@
 // mma_tiled: the matrix-core template in the usual GEMM shape (auto: sm_90
-// above M = 32; gfx950 when asked, docs/templates.md). A block owns a tile of BN weight rows (output columns) x BM hidden rows
+// above M = 16, with wgmma products above M = 32; gfx950 when asked,
+// docs/templates.md). A block owns a tile of BN weight rows (output columns) x BM hidden rows
 // and 1 / SPLITS of the K range (grid z splits K). Its K range streams
 // through workgroup memory in tiles of BK = 64 or 128 elements, STAGES of them in
 // flight: the per-target snippet copies 16-byte chunks asynchronously
@@ -16,13 +17,18 @@
 // (no bank conflicts). The products take a stage 64 elements (KSUB parts) at
 // a time.
 //
-// Fragments come from the same lane-to-row/K maps as the mma template (the
-// mma_sm90 / mma_gfx950 snippet): lane l reads VECS = 2 chunks of its rows at
-// K lane_k(l) * 2 + 8 v, and @mma_step hands them to the instruction with the
-// same permutation for both operands, so the product is unchanged.
+// The products of a stage and the loop's accumulator come from a snippet
+// (@tile_products, @acc_begin / @acc_end, @stage_landed):
+// tile_products_fragments.mlir reads per-lane fragments from the same
+// lane-to-row/K maps as the mma template into mma.sync / MFMA;
+// tile_products_wgmma.mlir has the tensor cores read the stage itself
+// (sm_90a warpgroup MMA). Either way the accumulator ends as TILES x 4
+// floats in the mma.sync / MFMA C layout (@lane_c_h, @lane_c_w), which the
+// K-split meeting and the epilogue below take.
 //
 // Warps: WARPS_N x WARPS_M; warp (wn, wm) owns RT weight tiles (TILE_W rows
-// each) and MT hidden tiles (16 rows each) of the block tile.
+// each) and MT hidden tiles (16 rows each) of the block tile (wgmma: WARPS_N
+// = 1, a warpgroup of 4 warps per 64 hidden rows).
 //
 // With SPLITS > 1 the blocks of one output tile meet in global memory: each
 // writes its fp32 partial tile to a module-level workspace, then counts itself
@@ -36,8 +42,8 @@
 //   ${H_LOADS} ${H_STRIDE} (from the fragment snippet) ${VECS} (= 2: chunks per
 //   lane and row in a 64-K part, as @mma_tiles takes them)
 //   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
-//   ${STAGES} ${STAGES_AHEAD} (= STAGES - 1)
-//   ${STAGES_PENDING} (= STAGES - 2) and ${PENDING} (what the target's wait
+//   ${STAGES} ${STAGES_AHEAD} (tiles in flight ahead: STAGES - 1, wgmma STAGES - 2)
+//   ${STAGES_PENDING} (= STAGES_AHEAD - 1) and ${PENDING} (what the target's wait
 //   counts for them: copy groups on sm_90, each thread's loads on gfx950)
 //   ${SPLITS_LAST} ${SPLIT_ROUND} ${SPLIT_ROUNDS_END} (the K-split reduction's rounds)
 //   ${SWIZZLE_SOURCE} (whether a copy permutes the chunk it fetches or the
@@ -47,6 +53,7 @@
 //   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters)
 //   ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
 //   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}
+//   ${ACC} (the products' accumulator type)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
@@ -118,7 +125,7 @@ module attributes {gpu.container_module} {
         func.call @commit_copies() : () -> ()
       } {gatejit.unroll}
 
-      // The products' accumulator (${ACC}: the TILES x 4 vector, or the
+      // The products' accumulator (ACC: the TILES x 4 vector, or the
       // struct of an asynchronous wgmma kept in its registers across tiles).
       %acc0 = func.call @acc_begin() : () -> ${ACC}
       %acc_k = scf.for %i = %c0 to %ntiles step %c1 iter_args(%a = %acc0) -> (${ACC}) {

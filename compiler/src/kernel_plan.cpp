@@ -367,7 +367,7 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
   const int64_t rows_per_pass = wave * t.waves / (t.bk / 8);
   return t.warps_n >= 1 && t.waves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
          t.bm % rows_per_pass == 0 && t.bn % (fragment_shape(target).tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
-         2 * stage_bytes(t) <= tt.smem_limit &&
+         (t.wgmma ? 3 : 2) * stage_bytes(t) <= tt.smem_limit &&
          (!t.wgmma || (t.bm == kWgmmaM * t.waves / 4 && t.bk == 64 && t.warps_n == 1 && t.bn <= kWgmmaMaxN));
 }
 
@@ -377,8 +377,10 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
 // bytes read from L2 per product bound the kernel and the tiles grow:
 //  - M <= 32: mma.sync, 32 x 32 tiles, 128-K stages in 64 KiB (M = 32: 11.4 us;
 //    register-streamed 12.9)
-//  - M <= 256: wgmma, 32 weight rows x 64 hidden rows, 5 stages (M = 64:
-//    14.2, M = 128: 17.5, M = 256: 25.7; mma.sync tiles 14.9 / 20.6 / 34.3)
+//  - M <= 64: wgmma, 32 weight rows x 64 hidden rows, 8 stages, 2 blocks per
+//    SM (M = 64: 13.4; 3 blocks of 5 stages 14.2; mma.sync tiles 14.9)
+//  - M <= 256: wgmma, 32 x 64, 5 stages (M = 128: 17.1-17.5, M = 256: 25.7;
+//    mma.sync tiles 20.6 / 34.3)
 //  - M <= 1024: wgmma, 64 x 64, 4 stages (M = 512: 37.8; 49.2. M = 1024: 60.0; 88.1)
 //  - beyond: wgmma, two warpgroups, 192 weight rows x 128 hidden rows, 4
 //    stages, one block per SM (M = 2048: 79.0; 184.0)
@@ -400,6 +402,8 @@ TiledTuning tiled_tuning(const Contract &c) {
     t.bn = 64, t.bm = 64;
   } else if (c.m_max <= 32) {
     t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
+  } else if (c.m_max <= 64) {
+    use_wgmma(t, 1), t.bn = 32, budget = 96 * 1024, t.blocks_per_cu = 2;
   } else if (c.m_max <= 256) {
     use_wgmma(t, 1), t.bn = 32, budget = 60 * 1024;
   } else if (c.m_max <= 1024) {
@@ -427,13 +431,20 @@ TiledTuning tiled_tuning(const Contract &c) {
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || !k128)) asked.bk = kTiledBk;
   if (tiled_shape_ok(asked, c.target, tt)) t = asked;  // an impossible override keeps the table's shape
-  t.stages = std::min<int64_t>(6, budget / stage_bytes(t));
+  t.stages = std::min<int64_t>(8, budget / stage_bytes(t));
   take("stages", t.stages);
   take("bps", t.blocks_per_cu);
+  t.blocks_per_cu = std::max<int64_t>(1, t.blocks_per_cu);
   // The blocks per SM the K split counts on must fit together (per-SM
-  // workgroup memory, less what the hardware reserves per block).
-  const int64_t per_block = std::min(tt.smem_limit, tt.smem_per_cu / t.blocks_per_cu - tt.smem_reserved);
-  t.stages = std::clamp<int64_t>(t.stages, t.wgmma ? 3 : 2, std::max<int64_t>(2, per_block / stage_bytes(t)));
+  // workgroup memory, less what the hardware reserves per block), each with
+  // the pipeline's fewest stages (wgmma keeps one more in use); fewer
+  // blocks where they do not.
+  const int64_t min_stages = t.wgmma ? 3 : 2;
+  auto fitting = [&](int64_t blocks) {
+    return std::min(tt.smem_limit, tt.smem_per_cu / blocks - tt.smem_reserved) / stage_bytes(t);
+  };
+  while (t.blocks_per_cu > 1 && fitting(t.blocks_per_cu) < min_stages) --t.blocks_per_cu;
+  t.stages = std::clamp<int64_t>(t.stages, min_stages, std::max(min_stages, fitting(t.blocks_per_cu)));
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
   const int64_t kt = c.k / t.bk;

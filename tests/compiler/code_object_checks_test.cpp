@@ -488,6 +488,36 @@ INSTANTIATE_TEST_SUITE_P(Sm90, TiledMmaPtx,
                                          std::pair{DType::kBF16, int64_t(512)}, std::pair{DType::kBF16, int64_t(2048)}),
                          dtype_m_name);
 
+// Tuning overrides (GATEJIT_MMA_TUNING) ask for stages and blocks per SM
+// that may not fit together: the planner keeps the pipeline's fewest stages
+// (wgmma: 3, one stage's products run while two more are copied) and asks
+// ptxas for no more blocks per SM than the shared memory holds (228 KiB per
+// SM, 1 KiB of it reserved per block). v26's sweep ran a variant whose
+// impossible request left wgmma with 2 stages: NaN results.
+TEST(PtxCode, TiledStagesFitTheBlocksAskedPerSm) {
+  std::optional<std::string> saved;
+  if (const char *had = std::getenv("GATEJIT_MMA_TUNING")) saved = had;
+  for (const char *tuning : {"", "bn=32,stages=4,bps=4", "wg=2,bn=256,stages=9,bps=9", "bps=6", "wgmma=0,bps=5",
+                             "wgmma=0,bn=64,bm=64,stages=8,bps=4"}) {
+    for (int64_t m : {64, 2048}) {
+      setenv("GATEJIT_MMA_TUNING", tuning, 1);
+      auto compiled = compiler::compile(seed_with(Target::kSm90, DType::kBF16, m));
+      ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+      const nlohmann::json &r = compiled->report;
+      ASSERT_EQ(r.value("template_file", ""), "mma_tiled");
+      const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+      std::smatch blocks;
+      ASSERT_TRUE(std::regex_search(ptx, blocks, std::regex(R"(\.minnctapersm (\d+))"))) << tuning;
+      const int64_t stages = r["tuning"]["STAGES"], wgmma = r["tuning"]["WGMMA"];
+      EXPECT_GE(stages, wgmma ? 3 : 2) << tuning << " M " << m;
+      EXPECT_LE(std::stoll(blocks[1]) * (compiled->binary.geometry.shared_bytes + 1024), 228 * 1024)
+          << tuning << " M " << m;
+    }
+  }
+  if (saved) setenv("GATEJIT_MMA_TUNING", saved->c_str(), 1);
+  else unsetenv("GATEJIT_MMA_TUNING");
+}
+
 // At M = 16 and below, and where K is not a whole number of 64-element
 // stages, sm_90 keeps the register-streamed form (no K split, no dynamic
 // shared memory).

@@ -147,14 +147,16 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const int64_t m_launch = p.m == 0 ? 16 : p.m;
   EXPECT_GE(int64_t(r["grid"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
-  // sm_90 mma above M = 32 takes the tiled form where K is a whole number of
+  // sm_90 mma above M = 16 takes the tiled form where K is a whole number of
   // 64-element stages (kernel_plan.cpp, docs/templates.md).
-  const bool tiled = expected_template == "mma" && p.target == Target::kSm90 && m_launch > 32 && p.shape.k % 64 == 0;
+  const bool tiled = expected_template == "mma" && p.target == Target::kSm90 && m_launch > 16 && p.shape.k % 64 == 0;
   EXPECT_EQ(r.value("template_file", ""), tiled ? "mma_tiled" : expected_template);
   // Grid rows cover M: one per row (generic); for mma one per block of hidden
-  // rows (tiled sm_90: 32 up to M = 256, 64 beyond; register-streamed: 128, or
-  // 32 on sm_90 above M = 32), or a single one.
-  const int64_t mma_rows = tiled ? (m_launch <= 256 ? 32 : 64) : p.target == Target::kSm90 && m_launch > 32 ? 32 : 128;
+  // rows (tiled sm_90: 32 up to M = 32 (mma.sync), then a warpgroup's 64, two
+  // warpgroups' 128 above M = 1024; register-streamed: 128, or 32 on sm_90
+  // above M = 32), or a single one.
+  const int64_t mma_rows = tiled ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
+                                 : p.target == Target::kSm90 && m_launch > 32 ? 32 : 128;
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
                                  : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
                                                               : 1u;
