@@ -12,7 +12,7 @@
       nvvm.cp.async.commit.group
       return
     }
-    // Returns once at most PENDING (= STAGES - 2) of this thread's groups are
+    // Returns once at most PENDING (= STAGES_AHEAD - 1) of this thread's groups are
     // in flight: the oldest stage has landed. Every iteration commits a group
     // (empty past the last tile), so the count holds in the tail too.
     func.func private @wait_copies(%i: index, %ntiles: index) {

@@ -110,7 +110,7 @@ module attributes {gpu.container_module} {
       %tiles = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
           to memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>
 
-      // Prologue: the first STAGES - 1 tiles in flight, one copy group each
+      // Prologue: the first STAGES_AHEAD tiles in flight, one copy group each
       // (on sm_90 empty groups past the range keep the group count uniform;
       // gfx950 counts loads and waits for all of them in the tail).
       scf.for %p = %c0 to %ahead step %c1 {
@@ -130,9 +130,11 @@ module attributes {gpu.container_module} {
       %acc0 = func.call @acc_begin() : () -> ${ACC}
       %acc_k = scf.for %i = %c0 to %ntiles step %c1 iter_args(%a = %acc0) -> (${ACC}) {
         // Tile i has landed for this thread's copies; after the barrier for
-        // every thread's, and every warp is done with tile i - 1, whose slot
-        // the next copy refills. (i and ntiles: a target that counts loads,
-        // not groups, must wait for all of them in the last STAGES - 2 tiles.)
+        // every thread's, and every warp is done with the slot the next copy
+        // refills: tile i - 1's (fragments), or tile i - 2's (wgmma, whose
+        // group of tile i - 1 may still run). (i and ntiles: a target that
+        // counts loads, not groups, must wait for all of them in the last
+        // STAGES_PENDING tiles.)
         func.call @wait_copies(%i, %ntiles) : (index, index) -> ()
         func.call @stage_landed() : () -> ()
         gpu.barrier

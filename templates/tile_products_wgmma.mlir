@@ -1,7 +1,7 @@
     // Products of one stage for mma_tiled with warpgroup MMA (sm_90a wgmma):
-    // the block's four warps are one warpgroup, and one instruction
-    // multiplies the stage's 64 hidden rows (A, m = 64) by its BN weight rows
-    // (B, n = BN) over 16 K, both read by the tensor cores straight from
+    // each four warps of the block are one warpgroup (one or two per block),
+    // and one instruction multiplies the warpgroup's 64 hidden rows of the
+    // stage (A, m = 64) by its BN weight rows (B, n = BN) over 16 K, both read by the tensor cores straight from
     // workgroup memory through matrix descriptors. No fragment registers,
     // no per-lane shared-memory reads: a 64-K stage is four instructions.
     //

@@ -163,7 +163,9 @@ std::map<std::string, int64_t, std::less<>> tuning_override() {
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) continue;
     const int64_t value = std::atoll(std::string(item.substr(eq + 1)).c_str());
-    if (value > 0 || item.substr(0, eq) == "tiled") out[std::string(item.substr(0, eq))] = value;
+    // Switches take 0; sizes only positive values.
+    const std::string_view key = item.substr(0, eq);
+    if (value > 0 || key == "tiled" || key == "wgmma") out[std::string(key)] = value;
   }
   return out;
 }
@@ -306,7 +308,7 @@ void plan_mma(KernelPlan &p) {
 }
 
 // mma_tiled (templates/mma_tiled.mlir): the GEMM-shaped form of mma, on
-// sm_90 from M = 33 on (docs/perf-notes.md, v20); on gfx950 when asked. Block tiles of BN weight rows x BM hidden rows
+// sm_90 from M = 17 on (docs/perf-notes.md, v20-v26); on gfx950 when asked. Block tiles of BN weight rows x BM hidden rows
 // stream K through workgroup memory in STAGES tiles of BK; grid z splits K
 // into SPLITS blocks that meet in a workspace.
 constexpr int64_t kTiledBk = 64;                // K per stage (the table's): 128-byte rows, 8 chunks
@@ -322,16 +324,20 @@ struct TiledTarget {
   int64_t smem_limit;     // what an override may take
   int64_t blocks_per_cu;  // the K split's target (and, on sm_90, the occupancy asked of ptxas)
   int64_t smem_per_cu;    // workgroup memory of one SM / CU
-  int64_t smem_reserved;  // of it, taken per block by the hardware
+  int64_t smem_reserved;  // of it, taken per block besides the stages
+  int64_t threads_per_cu;
 };
 TiledTarget tiled_target(Target t) {
   // gfx950 (MI355X): 256 CUs, 160 KiB LDS per CU; the table stays within 64
   // KiB (two workgroups per CU).
-  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 160 * 1024, 0};
+  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 160 * 1024, 0, 2048};
   // sm_90 (H100 / H200 SXM): 132 SMs; 48 KiB of stages let 4 blocks share an
   // SM; an override may opt in to 227 KiB. 3 blocks per SM: at most 168
   // registers per thread.
-  return {132, 48 * 1024, 227 * 1024, 3, 228 * 1024, 1024};
+  // Per block besides the stages: 1 KiB the hardware reserves, and the
+  // 128-byte allocation unit the one-byte static declaration behind
+  // gpu.dynamic_shared_memory takes.
+  return {132, 48 * 1024, 227 * 1024, 3, 228 * 1024, 1024 + 128, 2048};
 }
 
 struct TiledTuning {
@@ -423,7 +429,11 @@ TiledTuning tiled_tuning(const Contract &c) {
   if (wgmma && c.target == Target::kSm90) {
     use_wgmma(asked, std::clamp<int64_t>(warpgroups, 1, 2));
   } else if (asked.wgmma) {
+    // Fragments where the table has wgmma: the fragment form's own large-M
+    // shape (v24), which the shape keys may refine.
     asked.wgmma = false, asked.waves = kTiledWaves, asked.warps_n = 2;
+    asked.bn = 64, asked.bm = 64, asked.bk = k128 ? 128 : 64, budget = 64 * 1024;
+    asked.blocks_per_cu = tt.blocks_per_cu;
   }
   take("bn", asked.bn);
   if (!asked.wgmma) take("bm", asked.bm);
@@ -434,7 +444,8 @@ TiledTuning tiled_tuning(const Contract &c) {
   t.stages = std::min<int64_t>(8, budget / stage_bytes(t));
   take("stages", t.stages);
   take("bps", t.blocks_per_cu);
-  t.blocks_per_cu = std::max<int64_t>(1, t.blocks_per_cu);
+  t.blocks_per_cu = std::clamp<int64_t>(t.blocks_per_cu, 1,
+                                        tt.threads_per_cu / (target_wave_size(c.target) * t.waves));
   // The blocks per SM the K split counts on must fit together (per-SM
   // workgroup memory, less what the hardware reserves per block), each with
   // the pipeline's fewest stages (wgmma keeps one more in use); fewer

@@ -456,6 +456,9 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_THAT(ptx, HasSubstr("wgmma.wait_group.sync.aligned \t1;"));
     EXPECT_THAT(ptx, testing::Not(HasSubstr("mma.sync")));
     EXPECT_THAT(ptx, testing::Not(testing::ContainsRegex(R"(ld\.shared\.v4)")));
+    // The descriptors assume the stages start on a 1024-byte boundary: the
+    // dynamic shared memory is the kernel's only shared variable.
+    EXPECT_EQ(count_of(ptx, ".shared .align"), 1);
     EXPECT_EQ(bm % 64, 0);
     EXPECT_EQ(r["workgroup_size"][0].get<int64_t>(), 128 * (bm / 64));  // a warpgroup per 64 hidden rows
   }
