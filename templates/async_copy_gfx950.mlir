@@ -1,18 +1,38 @@
     // gfx950 copies for mma_tiled: global_load_lds_dwordx4, 16 bytes per lane
     // from global memory straight into LDS (no registers, no ds_write). The
     // instruction writes a wave's 64 lanes to consecutive 16-byte slots from
-    // one LDS base, which is how mma_tiled lays out a copy pass (lane l: row
-    // l / 8 of the wave's 8 rows, slot l % 8), so the base is this lane's
-    // slot less 16 bytes per lane before it.
-    func.func private @copy_chunk(%src: i64, %dst: i64) {
-      %lane = gpu.lane_id
-      %lane_i = arith.index_cast %lane : index to i64
-      %c16 = arith.constant 16 : i64
-      %before = arith.muli %lane_i, %c16 : i64
-      %base = arith.subi %dst, %before : i64
-      %sp = llvm.inttoptr %src : i64 to !llvm.ptr<1>
-      %dp = llvm.inttoptr %base : i64 to !llvm.ptr<3>
-      rocdl.global.load.lds %sp, %dp, 16, 0, 0
+    // the base that lane 0 names, which is how mma_tiled lays out a copy
+    // pass (lane l: row l / 8 of the wave's 8 rows, slot l % 8; the XOR
+    // swizzle is on the chunk a lane fetches), so every lane names its own
+    // slot and lane 0's is the wave's base.
+    //
+    // Each stage is its own workgroup global (stage_pick_gfx950.mlir picks
+    // one by a constant slot; those past STAGES are never picked and
+    // dropped): LLVM then knows which stage's LDS-DMA loads a ds_read waits
+    // for, instead of all of them (s_waitcnt vmcnt(0)).
+    memref.global "private" @gatejit_stage_0 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_1 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_2 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_3 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_4 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_5 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_6 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_7 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    func.func private @copy_to_stage(%src: memref<?x${T}, #gpu.address_space<global>>, %idx: index,
+                                     %stage: ${STAGE_MEMREF}, %row: index, %col: index) {
+      amdgpu.gather_to_lds %src[%idx], %stage[%row, %col] : vector<8x${T}>, memref<?x${T}, #gpu.address_space<global>>, ${STAGE_MEMREF}
+      return
+    }
+    // Each wave has waited for its own loads of the stage (@wait_copies,
+    // s_waitcnt vmcnt) and consumed its reads of the slot being refilled
+    // before it arrives, so the barrier itself needs no memory fence: a
+    // workgroup fence would make the backend wait for every LDS-DMA load in
+    // flight (vmcnt(0)) and the stages would not overlap. The wavefront
+    // fences keep the compiler from moving LDS accesses across it.
+    func.func private @stage_barrier() {
+      llvm.fence syncscope("wavefront") release
+      rocdl.s.barrier
+      llvm.fence syncscope("wavefront") acquire
       return
     }
     // The loads are counted per instruction (vmcnt), not in groups.

@@ -103,9 +103,14 @@ module attributes {gpu.container_module} {
 
       %w_any = memref.cast %weight : memref<${W_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
       %h_any = memref.cast %hidden : memref<${H_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
-      // Workgroup memory (dynamic: LaunchGeometry::shared_bytes, STAGES x ROWS x BK elements):
-      // the stages, and after the K loop the K-split flag in the same bytes
-      // (every copy has landed and every warp has left the loop by then).
+      // Workgroup memory: the stages, STAGES x ROWS x BK elements, and after
+      // the K loop the K-split flag at byte 0 of the dynamic workgroup memory
+      // (LaunchGeometry::shared_bytes). Where the stages live is the
+      // target's (PICK_STAGE below, which turns a slot %pick into its stage
+      // %stage): sm_90 keeps them in the dynamic memory (the flag reuses
+      // their bytes: every copy has landed and every warp has left the loop
+      // by then); gfx950 gives each stage its own workgroup global, so LLVM
+      // can tell which LDS-DMA loads a read waits for.
       %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
       %tiles = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
           to memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>
@@ -118,9 +123,11 @@ module attributes {gpu.container_module} {
         scf.if %have {
           %p_s = arith.muli %p, %splits : index
           %kt = arith.addi %bz, %p_s : index
-          func.call @stage_copy(%w_any, %h_any, %tiles, %p, %kt, %n0, %m0, %tid, %mlast)
+          %pick = arith.addi %p, %c0 : index
+${PICK_STAGE}
+          func.call @stage_copy(%w_any, %h_any, %stage, %kt, %n0, %m0, %tid, %mlast)
               : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
-                 memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index, index) -> ()
+                 ${STAGE_MEMREF}, index, index, index, index, index) -> ()
         }
         func.call @commit_copies() : () -> ()
       } {gatejit.unroll}
@@ -128,7 +135,20 @@ module attributes {gpu.container_module} {
       // The products' accumulator (ACC: the TILES x 4 vector, or the
       // struct of an asynchronous wgmma kept in its registers across tiles).
       %acc0 = func.call @acc_begin() : () -> ${ACC}
-      %acc_k = scf.for %i = %c0 to %ntiles step %c1 iter_args(%a = %acc0) -> (${ACC}) {
+      // The K tiles, SLOT_RING at a time: 1 (the slot of tile i is i mod
+      // STAGES), or STAGES where each stage is its own object: then the
+      // inner loop is unrolled and every slot is a constant.
+      %ring = arith.constant ${SLOT_RING} : index
+      %by_ring = arith.constant ${SLOT_BY_RING}
+      %by_ring_not = arith.xori %by_ring, %true : i1
+      %acc_k = scf.for %i0 = %c0 to %ntiles step %ring iter_args(%a0 = %acc0) -> (${ACC}) {
+       %a_ring = scf.for %r = %c0 to %ring step %c1 iter_args(%a = %a0) -> (${ACC}) {
+        %i = arith.addi %i0, %r : index
+        %i_slot = arith.remui %i, %stages : index
+        %slot = arith.select %by_ring, %r, %i_slot : index
+        %in_range = arith.cmpi ult, %i, %ntiles : index
+        %live = arith.ori %in_range, %by_ring_not : i1
+        %a_tile = scf.if %live -> (${ACC}) {
         // Tile i has landed for this thread's copies; after the barrier for
         // every thread's, and every warp is done with the slot the next copy
         // refills: tile i - 1's (fragments), or tile i - 2's (wgmma, whose
@@ -137,27 +157,35 @@ module attributes {gpu.container_module} {
         // STAGES_PENDING tiles.)
         func.call @wait_copies(%i, %ntiles) : (index, index) -> ()
         func.call @stage_landed() : () -> ()
-        gpu.barrier
+        func.call @stage_barrier() : () -> ()
         %next = arith.addi %i, %ahead : index
         %have = arith.cmpi ult, %next, %ntiles : index
         scf.if %have {
-          %slot_next = arith.remui %next, %stages : index
+          %slot_ahead = arith.addi %slot, %ahead : index
+          %pick = arith.remui %slot_ahead, %stages : index
+${PICK_STAGE}
           %next_s = arith.muli %next, %splits : index
           %kt = arith.addi %bz, %next_s : index
-          func.call @stage_copy(%w_any, %h_any, %tiles, %slot_next, %kt, %n0, %m0, %tid, %mlast)
+          func.call @stage_copy(%w_any, %h_any, %stage, %kt, %n0, %m0, %tid, %mlast)
               : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
-                 memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index, index) -> ()
+                 ${STAGE_MEMREF}, index, index, index, index, index) -> ()
         }
         func.call @commit_copies() : () -> ()
-        %slot = arith.remui %i, %stages : index
+        %pick = arith.addi %slot, %c0 : index
+${PICK_STAGE}
         %ksub = arith.constant ${KSUB} : index
         %a2 = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (${ACC}) {
-          %as2 = func.call @tile_products(%tiles, %slot, %sub, %wn, %wm, %lane, %as)
-              : (memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index, index, index,
-                 ${ACC}) -> ${ACC}
+          %as2 = func.call @tile_products(%stage, %sub, %wn, %wm, %lane, %as)
+              : (${STAGE_MEMREF}, index, index, index, index, ${ACC}) -> ${ACC}
           scf.yield %as2 : ${ACC}
         } {gatejit.unroll}
         scf.yield %a2 : ${ACC}
+        } else {
+          scf.yield %a : ${ACC}
+        }
+        scf.yield %a_tile : ${ACC}
+       } {gatejit.unroll}
+       scf.yield %a_ring : ${ACC}
       }
       %acc = func.call @acc_end(%acc_k) : (${ACC}) -> vector<${TILES}x4xf32>
 
@@ -226,14 +254,14 @@ module attributes {gpu.container_module} {
     }
 
     // One stage: this thread's W_CPT weight chunks and H_CPT hidden chunks of
-    // K tile kt into slot `slot`. Chunk i of a thread is chunk tid + i BLOCK
+    // K tile kt into %stage. Chunk i of a thread is chunk tid + i BLOCK
     // of the stage (CHUNKS lanes per row: whole lines per request).
     // Weight rows past N read row N - 1 and hidden rows past M row M - 1 (in
     // bounds; only outputs that are never stored see them).
     func.func private @stage_copy(%w: memref<?x${T}, #gpu.address_space<global>>,
                                   %h: memref<?x${T}, #gpu.address_space<global>>,
-                                  %tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
-                                  %slot: index, %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
+                                  %stage: ${STAGE_MEMREF},
+                                  %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c7 = arith.constant 7 : index
@@ -271,9 +299,8 @@ module attributes {gpu.container_module} {
         %g_row = arith.minui %n_row, %nlast : index
         %base = arith.muli %g_row, %ldw : index
         %idx = arith.addi %base, %k : index
-        func.call @copy_to_stage(%w, %idx, %tiles, %slot, %row, %col)
-            : (memref<?x${T}, #gpu.address_space<global>>, index,
-               memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index) -> ()
+        func.call @copy_to_stage(%w, %idx, %stage, %row, %col)
+            : (memref<?x${T}, #gpu.address_space<global>>, index, ${STAGE_MEMREF}, index, index) -> ()
       } {gatejit.unroll}
       scf.for %i = %c0 to %h_cpt step %c1 {
         %pass = arith.muli %i, %rows_per_pass : index
@@ -284,38 +311,27 @@ module attributes {gpu.container_module} {
         %g_row = arith.minui %m_row, %mlast : index
         %base = arith.muli %g_row, %ldh : index
         %idx = arith.addi %base, %k : index
-        func.call @copy_to_stage(%h, %idx, %tiles, %slot, %row, %col)
-            : (memref<?x${T}, #gpu.address_space<global>>, index,
-               memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, index, index, index) -> ()
+        func.call @copy_to_stage(%h, %idx, %stage, %row, %col)
+            : (memref<?x${T}, #gpu.address_space<global>>, index, ${STAGE_MEMREF}, index, index) -> ()
       } {gatejit.unroll}
       return
     }
 
-    // One 16-byte chunk, src[idx ...] -> tiles[slot, row, col ...], as byte
-    // addresses for the target's copy instruction (@copy_chunk: a callee
-    // with a memref argument must be inlined, and the copy instructions have
-    // no inliner interface).
-    func.func private @copy_to_stage(%src: memref<?x${T}, #gpu.address_space<global>>, %idx: index,
-                                     %tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
-                                     %slot: index, %row: index, %col: index) {
+    // Byte address of element (row, col) of a stage (the view's offset
+    // included), for instructions that take addresses.
+    func.func private @stage_address(%stage: ${STAGE_MEMREF}, %row: index, %col: index) -> i64 {
       %eb = arith.constant 2 : index
-      %rows = arith.constant ${ROWS} : index
       %bk = arith.constant ${BK} : index
-      %src_base = memref.extract_aligned_pointer_as_index %src : memref<?x${T}, #gpu.address_space<global>> -> index
-      %src_off = arith.muli %idx, %eb : index
-      %src_addr = arith.addi %src_base, %src_off : index
-      %dst_base = memref.extract_aligned_pointer_as_index %tiles
-          : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> -> index
-      %slot_rows = arith.muli %slot, %rows : index
-      %all_rows = arith.addi %slot_rows, %row : index
-      %row_elems = arith.muli %all_rows, %bk : index
-      %elems = arith.addi %row_elems, %col : index
-      %dst_off = arith.muli %elems, %eb : index
-      %dst_addr = arith.addi %dst_base, %dst_off : index
-      %s = arith.index_cast %src_addr : index to i64
-      %d = arith.index_cast %dst_addr : index to i64
-      func.call @copy_chunk(%s, %d) : (i64, i64) -> ()
-      return
+      %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %stage
+          : ${STAGE_MEMREF} -> memref<${T}, #gpu.address_space<workgroup>>, index, index, index, index, index
+      %ptr = memref.extract_aligned_pointer_as_index %base : memref<${T}, #gpu.address_space<workgroup>> -> index
+      %row_elems = arith.muli %row, %bk : index
+      %in_stage = arith.addi %row_elems, %col : index
+      %elems = arith.addi %offset, %in_stage : index
+      %bytes = arith.muli %elems, %eb : index
+      %addr = arith.addi %ptr, %bytes : index
+      %a = arith.index_cast %addr : index to i64
+      return %a : i64
     }
 
     // Where a copying thread writes: slot `chunk` itself when the source

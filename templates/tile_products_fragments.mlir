@@ -16,8 +16,7 @@
     // One K tile of products for one warp: its RT weight and MT hidden
     // fragments (VECS = 2 chunks per row) from workgroup memory, then every
     // (weight tile, hidden tile) pair.
-    func.func private @tile_products(%tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
-                                     %slot: index, %sub: index, %wn: index, %wm: index, %lane: index,
+    func.func private @tile_products(%stage: ${STAGE_MEMREF}, %sub: index, %wn: index, %wm: index, %lane: index,
                                      %acc: vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -53,8 +52,7 @@
         %wa2 = scf.for %v = %c0 to %vecs step %c1 iter_args(%wv = %wa) -> (vector<${RT}x${VECS}x8x${T}>) {
           %chunk = arith.addi %chunk_base, %v : index
           %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
-          %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
-              : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
+          %x = vector.load %stage[%row, %col] {alignment = 16} : ${STAGE_MEMREF}, vector<8x${T}>
           %wv2 = vector.insert %x, %wv[%r, %v] : vector<8x${T}> into vector<${RT}x${VECS}x8x${T}>
           scf.yield %wv2 : vector<${RT}x${VECS}x8x${T}>
         } {gatejit.unroll}
@@ -70,8 +68,7 @@
           %hq2 = scf.for %v = %c0 to %vecs step %c1 iter_args(%hv = %hq) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
             %chunk = arith.addi %chunk_base, %v : index
             %col = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
-            %x = vector.load %tiles[%slot, %row, %col] {alignment = 16}
-                : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>, vector<8x${T}>
+            %x = vector.load %stage[%row, %col] {alignment = 16} : ${STAGE_MEMREF}, vector<8x${T}>
             %hv2 = vector.insert %x, %hv[%t, %v, %q] : vector<8x${T}> into vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
             scf.yield %hv2 : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
           } {gatejit.unroll}

@@ -19,7 +19,7 @@
     // the epilogue and the K-split meeting take it unchanged.
     //
     // Parameters: WGMMA_ACC (the instruction's BN / 2 f32 struct),
-    // WGMMA_TYPE (bf16 | f16), STAGE_BYTES, W_STAGE_BYTES, WGMMA_PACK and
+    // WGMMA_TYPE (bf16 | f16), WGMMA_PACK and
     // WGMMA_UNPACK (one line per accumulator register, written by the
     // planner: struct fields take constant positions only).
 
@@ -74,22 +74,27 @@ ${WGMMA_UNPACK}
     // slot refilled after the next barrier is the one used two stages back
     // (STAGES_AHEAD = STAGES - 2). (%sub, %wn, %lane: the fragment form's;
     // BK is 64 here, one part.)
-    func.func private @tile_products(%tiles: memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>,
-                                     %slot: index, %sub: index, %wn: index, %wm: index, %lane: index,
+    func.func private @tile_products(%stage: ${STAGE_MEMREF}, %sub: index, %wn: index, %wm: index, %lane: index,
                                      %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
-      %slot_bytes = arith.constant ${STAGE_BYTES} : index
-      %w_bytes = arith.constant ${W_STAGE_BYTES} : index
-      %k16 = arith.constant 2 : i64
-      %base = memref.extract_aligned_pointer_as_index %tiles
-          : memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> -> index
-      %off = arith.muli %slot, %slot_bytes : index
-      %w_addr = arith.addi %base, %off : index
+      %c0 = arith.constant 0 : index
       %c4 = arith.constant 4 : index
-      %wg_bytes = arith.constant ${WG_A_BYTES} : index
+      %k16 = arith.constant 2 : i64
+      %w_rows = arith.constant ${BN} : index
+      %wg_rows = arith.constant 64 : index
       %wg = arith.divui %wm, %c4 : index
-      %wg_off = arith.muli %wg, %wg_bytes : index
-      %h_tile = arith.addi %w_addr, %w_bytes : index
-      %h_addr = arith.addi %h_tile, %wg_off : index
+      %wg_row0 = arith.muli %wg, %wg_rows : index
+      %h_row0 = arith.addi %w_rows, %wg_row0 : index
+      %w_a = func.call @stage_address(%stage, %c0, %c0) : (${STAGE_MEMREF}, index, index) -> i64
+      %h_a = func.call @stage_address(%stage, %h_row0, %c0) : (${STAGE_MEMREF}, index, index) -> i64
+      %d4 = func.call @wgmma_stage(%w_a, %h_a, %d0) : (i64, i64, ${WGMMA_ACC}) -> ${WGMMA_ACC}
+      return %d4 : ${WGMMA_ACC}
+    }
+    // The instructions of one stage, on workgroup byte addresses (NVVM ops
+    // have no inliner interface: the callee takes no memref).
+    func.func private @wgmma_stage(%w_a: i64, %h_a: i64, %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
+      %k16 = arith.constant 2 : i64
+      %w_addr = arith.index_cast %w_a : i64 to index
+      %h_addr = arith.index_cast %h_a : i64 to index
       %w0 = func.call @smem_desc(%w_addr) : (index) -> i64
       %h0 = func.call @smem_desc(%h_addr) : (index) -> i64
       %w1 = arith.addi %w0, %k16 : i64

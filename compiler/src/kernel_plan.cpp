@@ -314,6 +314,7 @@ void plan_mma(KernelPlan &p) {
 constexpr int64_t kTiledBk = 64;                // K per stage (the table's): 128-byte rows, 8 chunks
 constexpr int64_t kTiledWaves = 4;              // per block; a copy pass covers BLOCK / 8 rows
 constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeline to fill
+constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async_copy_gfx950.mlir
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
 
@@ -456,6 +457,9 @@ TiledTuning tiled_tuning(const Contract &c) {
   };
   while (t.blocks_per_cu > 1 && fitting(t.blocks_per_cu) < min_stages) --t.blocks_per_cu;
   t.stages = std::clamp<int64_t>(t.stages, min_stages, std::max(min_stages, fitting(t.blocks_per_cu)));
+  // gfx950 keeps each stage in its own global, of which the copy snippet
+  // declares kStageObjects.
+  if (target_is_amdgpu(c.target)) t.stages = std::min(t.stages, kStageObjects);
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
   const int64_t kt = c.k / t.bk;
@@ -491,9 +495,6 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
   P["WGMMA_PACK"] = pack;
   P["WGMMA_UNPACK"] = unpack;
   P["WGMMA_TYPE"] = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
-  P["STAGE_BYTES"] = fmt::format("{}", stage_bytes(t));
-  P["W_STAGE_BYTES"] = fmt::format("{}", t.bn * t.bk * 2);
-  P["WG_A_BYTES"] = fmt::format("{}", kWgmmaM * t.bk * 2);
   P["ACC"] = acc;
 }
 
@@ -556,13 +557,24 @@ void plan_mma_tiled(KernelPlan &p) {
   if (t.wgmma) set_wgmma_params(P, c, t);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
+  P["STAGE_MEMREF"] = fmt::format("memref<{}x{}x{}, strided<[{}, 1], offset: ?>, #gpu.address_space<workgroup>>",
+                                  t.bn + t.bm, t.bk, P["T"], t.bk);
+  // Where the stages live (templates/stage_pick_*.mlir): sm_90 in the
+  // dynamic workgroup memory, a slot per tile i mod STAGES; gfx950 a
+  // workgroup global per stage, the K loop unrolled by STAGES so that every
+  // slot is a constant.
+  set("SLOT_RING", amd ? t.stages : 1);
+  P["SLOT_BY_RING"] = amd ? "true" : "false";
+  p.body_fragments["PICK_STAGE"] = amd ? "stage_pick_gfx950" : "stage_pick_sm90";
   p.template_file = "mma_tiled";
   p.snippets = {fragment_snippet(c.target), amd ? "async_copy_gfx950" : "async_copy_sm90"};
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
   p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA"};
-  p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits),
-                uint32_t(t.stages * stage_bytes(t))};
+  // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
+  // globals, counted in the code object's LDS) only the K-split flag.
+  const int64_t dynamic_bytes = !amd ? t.stages * stage_bytes(t) : t.splits > 1 ? 16 : 0;
+  p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
 }
 
 void plan_generic(KernelPlan &p) {
@@ -621,6 +633,13 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
   auto filled_epilogue = substitute(epilogue, params);
   if (!filled_epilogue.ok()) return filled_epilogue.status();
   params["EPILOGUE"] = *filled_epilogue;
+  for (const auto &[param, file] : plan.body_fragments) {
+    auto text = template_text(file);
+    if (!text.ok()) return text.status();
+    auto filled = substitute(*text, plan.params);
+    if (!filled.ok()) return filled.status();
+    params[param] = *filled;
+  }
   auto kernel = template_text(plan.template_file);
   if (!kernel.ok()) return kernel.status();
   return substitute(*kernel, params);

@@ -3,6 +3,7 @@
 // table lives in kernel_plan.cpp and is documented in docs/templates.md.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct KernelPlan {
   // the template-specific snippets that go with it (after the epilogue's).
   std::string template_file;
   std::vector<std::string> snippets;
+  // Pieces of IR the kernel body takes in place (parameter name -> template
+  // file), filled in before the kernel template: what a callee cannot do,
+  // such as taking a global (a callee that does is not inlined).
+  std::map<std::string, std::string> body_fragments;
   // The tuning table's choices for this contract (reported as "tuning"), e.g.
   // {"KSPLIT": 32, "VECS": 2, ...}; empty for generic.
   std::vector<std::string> tuning_keys;

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -87,6 +88,9 @@ void add_lowering_passes(mlir::OpPassManager &gpu, Target target) {
   const bool amd = target_is_amdgpu(target);
   gpu.addPass(create_lower_subgroup_reduce_pass(
       {amd, amd ? target_name(target) : "", unsigned(target_wave_size(target))}));
+  // Views of a view (mma_tiled's stage slots) to plain pointer arithmetic.
+  gpu.addPass(mlir::memref::createExpandStridedMetadataPass());
+  gpu.addPass(mlir::createLowerAffinePass());
   gpu.addPass(mlir::createSCFToControlFlowPass());
   // n-D accumulator vectors (M_MAX x VEC) need the full vector lowering
   // (broadcast/extract/insert unrolled to 1-D) before the gpu conversion.

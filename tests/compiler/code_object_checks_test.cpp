@@ -366,9 +366,43 @@ TEST_P(TiledMmaGfx950Code, LoadsGlobalToLdsAndFeedsMfmaFromLds) {
   EXPECT_EQ(k.value("scratch_bytes", -1), 0);
   EXPECT_EQ(k.value("vgpr_spill_count", -1), 0);
   const LaunchGeometry &geo = compiled->binary.geometry;
-  EXPECT_GT(geo.shared_bytes, 0u);
-  EXPECT_LE(geo.shared_bytes, 160u * 1024);
+  // The stages are static LDS (a global each); dynamic LDS holds only the
+  // K-split flag.
+  const int64_t stages = r["tuning"]["STAGES"], bn = r["tuning"]["BN"], bm = r["tuning"]["BM"],
+                bk = r["tuning"]["BK"];
+  EXPECT_EQ(k.value("lds_bytes", 0), stages * (bn + bm) * bk * 2);
+  EXPECT_LE(k.value("lds_bytes", 0) + int64_t(geo.shared_bytes), 160 * 1024);
+  EXPECT_EQ(geo.shared_bytes, splits > 1 ? 16u : 0u);
   EXPECT_EQ(geo.block_x, 256u);  // 4 waves of 64
+
+  // The stages overlap: no barrier of the K loop waits for every LDS-DMA
+  // load in flight (the stage barrier has no workgroup fence), and the
+  // fragment reads of a stage wait for that stage's loads, not all of them,
+  // in all but at most one of the STAGES unrolled slots (the loop's back
+  // edge). Before v27 every barrier and every read waited: vmcnt(0).
+  auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
+  ASSERT_TRUE(isa.ok()) << isa.status().to_string();
+  std::istringstream lines(*isa);
+  std::string line, previous;
+  int barriers_without_drain = 0, read_groups = 0, read_groups_after_drain = 0;
+  bool in_reads = false;
+  while (std::getline(lines, line)) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == ';' || line[first] == '.') continue;
+    line = line.substr(first);
+    const bool drain = previous.rfind("s_waitcnt vmcnt(0)", 0) == 0;
+    if (line.rfind("s_barrier", 0) == 0 && !drain) ++barriers_without_drain;
+    const bool read = line.rfind("ds_read_b128", 0) == 0;
+    if (read && !in_reads) {
+      ++read_groups;
+      if (drain) ++read_groups_after_drain;
+    }
+    in_reads = read;
+    previous = line;
+  }
+  EXPECT_GE(barriers_without_drain, stages);
+  EXPECT_GE(read_groups, stages);
+  EXPECT_LE(read_groups_after_drain, 1) << *isa;
 }
 
 INSTANTIATE_TEST_SUITE_P(Gfx950, TiledMmaGfx950Code,
