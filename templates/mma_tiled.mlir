@@ -142,50 +142,50 @@ ${PICK_STAGE}
       %by_ring = arith.constant ${SLOT_BY_RING}
       %by_ring_not = arith.xori %by_ring, %true : i1
       %acc_k = scf.for %i0 = %c0 to %ntiles step %ring iter_args(%a0 = %acc0) -> (${ACC}) {
-       %a_ring = scf.for %r = %c0 to %ring step %c1 iter_args(%a = %a0) -> (${ACC}) {
-        %i = arith.addi %i0, %r : index
-        %i_slot = arith.remui %i, %stages : index
-        %slot = arith.select %by_ring, %r, %i_slot : index
-        %in_range = arith.cmpi ult, %i, %ntiles : index
-        %live = arith.ori %in_range, %by_ring_not : i1
-        %a_tile = scf.if %live -> (${ACC}) {
-        // Tile i has landed for this thread's copies; after the barrier for
-        // every thread's, and every warp is done with the slot the next copy
-        // refills: tile i - 1's (fragments), or tile i - 2's (wgmma, whose
-        // group of tile i - 1 may still run). (i and ntiles: a target that
-        // counts loads, not groups, must wait for all of them in the last
-        // STAGES_PENDING tiles.)
-        func.call @wait_copies(%i, %ntiles) : (index, index) -> ()
-        func.call @stage_landed() : () -> ()
-        func.call @stage_barrier() : () -> ()
-        %next = arith.addi %i, %ahead : index
-        %have = arith.cmpi ult, %next, %ntiles : index
-        scf.if %have {
-          %slot_ahead = arith.addi %slot, %ahead : index
-          %pick = arith.remui %slot_ahead, %stages : index
+        %a_ring = scf.for %r = %c0 to %ring step %c1 iter_args(%a = %a0) -> (${ACC}) {
+          %i = arith.addi %i0, %r : index
+          %i_slot = arith.remui %i, %stages : index
+          %slot = arith.select %by_ring, %r, %i_slot : index
+          %in_range = arith.cmpi ult, %i, %ntiles : index
+          %live = arith.ori %in_range, %by_ring_not : i1
+          %a_tile = scf.if %live -> (${ACC}) {
+            // Tile i has landed for this thread's copies; after the barrier for
+            // every thread's, and every warp is done with the slot the next copy
+            // refills: tile i - 1's (fragments), or tile i - 2's (wgmma, whose
+            // group of tile i - 1 may still run). (i and ntiles: a target that
+            // counts loads, not groups, must wait for all of them in the last
+            // STAGES_PENDING tiles.)
+            func.call @wait_copies(%i, %ntiles) : (index, index) -> ()
+            func.call @stage_landed() : () -> ()
+            func.call @stage_barrier() : () -> ()
+            %next = arith.addi %i, %ahead : index
+            %have = arith.cmpi ult, %next, %ntiles : index
+            scf.if %have {
+              %slot_ahead = arith.addi %slot, %ahead : index
+              %pick = arith.remui %slot_ahead, %stages : index
 ${PICK_STAGE}
-          %next_s = arith.muli %next, %splits : index
-          %kt = arith.addi %bz, %next_s : index
-          func.call @stage_copy(%w_any, %h_any, %stage, %kt, %n0, %m0, %tid, %mlast)
-              : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
-                 ${STAGE_MEMREF}, index, index, index, index, index) -> ()
-        }
-        func.call @commit_copies() : () -> ()
-        %pick = arith.addi %slot, %c0 : index
+              %next_s = arith.muli %next, %splits : index
+              %kt = arith.addi %bz, %next_s : index
+              func.call @stage_copy(%w_any, %h_any, %stage, %kt, %n0, %m0, %tid, %mlast)
+                  : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
+                     ${STAGE_MEMREF}, index, index, index, index, index) -> ()
+            }
+            func.call @commit_copies() : () -> ()
+            %pick = arith.addi %slot, %c0 : index
 ${PICK_STAGE}
-        %ksub = arith.constant ${KSUB} : index
-        %a2 = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (${ACC}) {
-          %as2 = func.call @tile_products(%stage, %sub, %wn, %wm, %lane, %as)
-              : (${STAGE_MEMREF}, index, index, index, index, ${ACC}) -> ${ACC}
-          scf.yield %as2 : ${ACC}
+            %ksub = arith.constant ${KSUB} : index
+            %a2 = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (${ACC}) {
+              %as2 = func.call @tile_products(%stage, %sub, %wn, %wm, %lane, %as)
+                  : (${STAGE_MEMREF}, index, index, index, index, ${ACC}) -> ${ACC}
+              scf.yield %as2 : ${ACC}
+            } {gatejit.unroll}
+            scf.yield %a2 : ${ACC}
+          } else {
+            scf.yield %a : ${ACC}
+          }
+          scf.yield %a_tile : ${ACC}
         } {gatejit.unroll}
-        scf.yield %a2 : ${ACC}
-        } else {
-          scf.yield %a : ${ACC}
-        }
-        scf.yield %a_tile : ${ACC}
-       } {gatejit.unroll}
-       scf.yield %a_ring : ${ACC}
+        scf.yield %a_ring : ${ACC}
       }
       %acc = func.call @acc_end(%acc_k) : (${ACC}) -> vector<${TILES}x4xf32>
 
