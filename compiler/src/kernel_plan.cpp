@@ -357,10 +357,10 @@ bool mma_tiled_applies(const Contract &c) {
   const auto o = tuning_override();
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
-  // 11.4 us against the register-streamed 12.9 (v25). gfx950 only when asked (tiled=1): LLVM's AMDGPU backend
-  // makes every LDS read wait for all LDS-DMA loads in flight (s_waitcnt
-  // vmcnt(0) before the ds_reads, and before each barrier), so the stages do
-  // not overlap there yet (docs/templates.md).
+  // 11.4 us against the register-streamed 12.9 (v25). gfx950 only when
+  // asked (tiled=1): its stages overlap in the ISA since v27, but it has
+  // never executed (no AMD GPU here), so the simpler register-streamed form
+  // stays the default until an MI355X run times both (docs/templates.md).
   return c.target == Target::kSm90 && c.m_max > 16;
 }
 
