@@ -16,7 +16,9 @@
     // 8 i, weight row 8 j + 2 t + b in register 4 j + 2 i + b: the mma.sync
     // C layout per 8-row weight tile j, so tile j of the TILES x 4 vector,
     // element 2 i + b, is what @lane_c_h / @lane_c_w (mma_sm90) describe and
-    // the epilogue and the K-split meeting take it unchanged.
+    // the epilogue and the K-split meeting take it unchanged
+    // (compiler/src/mma_layout.cpp, wgmma_m64_accumulator, checked on the
+    // host in tests/compiler/mma_layout_test.cpp).
     //
     // Parameters: WGMMA_ACC (the instruction's BN / 2 f32 struct),
     // WGMMA_TYPE (bf16 | f16), WGMMA_PACK and

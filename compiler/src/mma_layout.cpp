@@ -58,6 +58,14 @@ const MmaLayout &amdgpu_mfma_16x16x32() {
   return layout;
 }
 
+// PTX ISA, "Register fragment layout for accumulator D" of wgmma .m64nNk16:
+// warp w of the warpgroup owns rows 16 w .. 16 w + 15; within it lane
+// 4 g + t holds rows g and g + 8 and columns 8 j + 2 t, + 1 for every j.
+Element wgmma_m64_accumulator(int thread, int reg) {
+  const int warp = thread / 32, lane = thread % 32;
+  return {16 * warp + lane / 4 + 8 * ((reg % 4) / 2), 8 * (reg / 4) + 2 * (lane % 4) + reg % 2};
+}
+
 const MmaLayout &mma_layout(Target target) {
   return target_is_amdgpu(target) ? amdgpu_mfma_16x16x32() : nvidia_m16n8k16();
 }

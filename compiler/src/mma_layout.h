@@ -61,4 +61,13 @@ struct MmaLoadScheme {
 
 const MmaLoadScheme &mma_load_scheme(Target target);
 
+// sm_90a warpgroup MMA (wgmma.mma_async m64nNk16, fp32 accumulate), as
+// mma_tiled's wgmma form uses it (templates/tile_products_wgmma.mlir):
+// accumulator register `reg` (< N / 2) of `thread` (< 128, the warpgroup)
+// holds element (row in m = 64, col in n) of D. Both operands come from
+// shared memory, so D is the only lane layout the template depends on: it
+// hands register 4 e + q of warp w to the epilogue as element q of the
+// mma.sync C fragment of tile (16 w hidden rows, 8 e weight rows).
+Element wgmma_m64_accumulator(int thread, int reg);
+
 }  // namespace gatejit::compiler

@@ -14,6 +14,28 @@ namespace {
 
 class MmaLayoutTest : public ::testing::TestWithParam<const MmaLayout *> {};
 
+// wgmma's accumulator (every n the template may ask, 8 to 256): each element
+// of the 64 x n tile has exactly one (thread, register), and register 4 e + q
+// of warp w is the element the template's epilogue takes it for: q of
+// mma.sync's C fragment, offset by 16 w hidden rows and 8 e weight rows.
+TEST(WgmmaLayout, AccumulatorIsTheMmaSyncFragmentPerWarpAndTile) {
+  const MmaLayout &c_frag = nvidia_m16n8k16();
+  for (int n = 8; n <= 256; n += 8) {
+    std::vector<int> owners(size_t(64 * n), 0);
+    for (int thread = 0; thread < 128; ++thread)
+      for (int reg = 0; reg < n / 2; ++reg) {
+        const Element e = wgmma_m64_accumulator(thread, reg);
+        ASSERT_TRUE(e.row >= 0 && e.row < 64 && e.col >= 0 && e.col < n) << "n " << n;
+        ++owners[size_t(e.row * n + e.col)];
+        const int warp = thread / 32, lane = thread % 32, tile = reg / 4, q = reg % 4;
+        const Element in_tile = c_frag.c(lane, q);  // (hidden row, weight row) of the m16n8 C tile
+        EXPECT_EQ(e, (Element{16 * warp + in_tile.row, 8 * tile + in_tile.col}))
+            << "n " << n << " thread " << thread << " reg " << reg;
+      }
+    for (int i = 0; i < 64 * n; ++i) ASSERT_EQ(owners[size_t(i)], 1) << "n " << n << " element " << i;
+  }
+}
+
 void expect_bijection(const MmaLayout &l, int rows, int cols, int per_lane, Element (*map)(int, int),
                       const char *what) {
   std::vector<int> owners(size_t(rows * cols), 0);
