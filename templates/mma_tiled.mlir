@@ -139,7 +139,7 @@ ${PICK_STAGE}
       // STAGES), or STAGES where each stage is its own object: then the
       // inner loop is unrolled and every slot is a constant.
       %ring = arith.constant ${SLOT_RING} : index
-      %by_ring = arith.constant ${SLOT_BY_RING}
+      %by_ring = arith.cmpi ugt, %ring, %c1 : index
       %by_ring_not = arith.xori %by_ring, %true : i1
       %acc_k = scf.for %i0 = %c0 to %ntiles step %ring iter_args(%a0 = %acc0) -> (${ACC}) {
         %a_ring = scf.for %r = %c0 to %ring step %c1 iter_args(%a = %a0) -> (${ACC}) {

@@ -37,8 +37,7 @@
     // workgroup byte address %addr: bits 0-13 address / 16, 16-29 leading
     // byte offset / 16 (unused by this swizzle: 1), 32-45 stride byte offset
     // / 16 (8 rows x 128 bytes = 1024: 64), 62-63 swizzle mode (1: 128 bytes).
-    func.func private @smem_desc(%addr: index) -> i64 {
-      %a = arith.index_cast %addr : index to i64
+    func.func private @smem_desc(%a: i64) -> i64 {
       %mask = arith.constant 262143 : i64
       %c4 = arith.constant 4 : i64
       %fixed = arith.constant 4611686293305360384 : i64
@@ -80,7 +79,6 @@ ${WGMMA_UNPACK}
                                      %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
       %c0 = arith.constant 0 : index
       %c4 = arith.constant 4 : index
-      %k16 = arith.constant 2 : i64
       %w_rows = arith.constant ${BN} : index
       %wg_rows = arith.constant 64 : index
       %wg = arith.divui %wm, %c4 : index
@@ -95,10 +93,8 @@ ${WGMMA_UNPACK}
     // have no inliner interface: the callee takes no memref).
     func.func private @wgmma_stage(%w_a: i64, %h_a: i64, %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
       %k16 = arith.constant 2 : i64
-      %w_addr = arith.index_cast %w_a : i64 to index
-      %h_addr = arith.index_cast %h_a : i64 to index
-      %w0 = func.call @smem_desc(%w_addr) : (index) -> i64
-      %h0 = func.call @smem_desc(%h_addr) : (index) -> i64
+      %w0 = func.call @smem_desc(%w_a) : (i64) -> i64
+      %h0 = func.call @smem_desc(%h_a) : (i64) -> i64
       %w1 = arith.addi %w0, %k16 : i64
       %h1 = arith.addi %h0, %k16 : i64
       %w2 = arith.addi %w1, %k16 : i64

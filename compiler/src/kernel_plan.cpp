@@ -495,7 +495,6 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
   P["WGMMA_PACK"] = pack;
   P["WGMMA_UNPACK"] = unpack;
   P["WGMMA_TYPE"] = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
-  P["ACC"] = acc;
 }
 
 void plan_mma_tiled(KernelPlan &p) {
@@ -553,8 +552,8 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
   P["WGMMA"] = t.wgmma ? "1" : "0";
-  P["ACC"] = fmt::format("vector<{}x4xf32>", rt * mt);
   if (t.wgmma) set_wgmma_params(P, c, t);
+  P["ACC"] = t.wgmma ? P["WGMMA_ACC"] : fmt::format("vector<{}x4xf32>", rt * mt);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   P["STAGE_MEMREF"] = fmt::format("memref<{}x{}x{}, strided<[{}, 1], offset: ?>, #gpu.address_space<workgroup>>",
@@ -564,7 +563,6 @@ void plan_mma_tiled(KernelPlan &p) {
   // workgroup global per stage, the K loop unrolled by STAGES so that every
   // slot is a constant.
   set("SLOT_RING", amd ? t.stages : 1);
-  P["SLOT_BY_RING"] = amd ? "true" : "false";
   p.body_fragments["PICK_STAGE"] = amd ? "stage_pick_gfx950" : "stage_pick_sm90";
   p.template_file = "mma_tiled";
   p.snippets = {fragment_snippet(c.target), amd ? "async_copy_gfx950" : "async_copy_sm90"};

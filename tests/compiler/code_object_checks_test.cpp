@@ -332,18 +332,7 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, MmaGfx950Code,
 // as 16-byte LDS reads into the MFMA; no scratch, no spills; the stages fit
 // the 160 KiB of LDS.
 class TiledMmaGfx950Code : public testing::TestWithParam<std::pair<DType, int64_t>> {
- protected:
-  void SetUp() override {
-    if (const char *had = std::getenv("GATEJIT_MMA_TUNING")) saved_ = had;
-    setenv("GATEJIT_MMA_TUNING", "tiled=1", 1);
-  }
-  void TearDown() override {
-    if (saved_) setenv("GATEJIT_MMA_TUNING", saved_->c_str(), 1);
-    else unsetenv("GATEJIT_MMA_TUNING");
-  }
-
- private:
-  std::optional<std::string> saved_;  // the caller's own override, put back
+  ScopedMmaTuning tuning_{"tiled=1"};
 };
 
 TEST_P(TiledMmaGfx950Code, LoadsGlobalToLdsAndFeedsMfmaFromLds) {
@@ -532,12 +521,11 @@ INSTANTIATE_TEST_SUITE_P(Sm90, TiledMmaPtx,
 // SM, 1 KiB of it reserved per block). v26's sweep ran a variant whose
 // impossible request left wgmma with 2 stages: NaN results.
 TEST(PtxCode, TiledStagesFitTheBlocksAskedPerSm) {
-  std::optional<std::string> saved;
-  if (const char *had = std::getenv("GATEJIT_MMA_TUNING")) saved = had;
+  ScopedMmaTuning scoped("");
   for (const char *tuning : {"", "bn=32,stages=4,bps=4", "wg=2,bn=256,stages=9,bps=9", "bps=6", "wgmma=0,bps=5",
                              "wgmma=0,bn=64,bm=64,stages=8,bps=4"}) {
     for (int64_t m : {64, 2048}) {
-      setenv("GATEJIT_MMA_TUNING", tuning, 1);
+      scoped.set(tuning);
       auto compiled = compiler::compile(seed_with(Target::kSm90, DType::kBF16, m));
       ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
       const nlohmann::json &r = compiled->report;
@@ -551,8 +539,6 @@ TEST(PtxCode, TiledStagesFitTheBlocksAskedPerSm) {
           << tuning << " M " << m;
     }
   }
-  if (saved) setenv("GATEJIT_MMA_TUNING", saved->c_str(), 1);
-  else unsetenv("GATEJIT_MMA_TUNING");
 }
 
 // At M = 16 and below, and where K is not a whole number of 64-element

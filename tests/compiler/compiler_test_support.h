@@ -1,5 +1,6 @@
 // Helpers shared by the compiler test files: a temporary directory, whole-file
-// reads, running the gatejit tool, the seed contract (support/seed_contract.h).
+// reads, running the gatejit tool, a scoped tuning override, the seed
+// contract (support/seed_contract.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -18,6 +20,27 @@
 namespace gatejit::testing_support {
 
 namespace fs = std::filesystem;
+
+// GATEJIT_MMA_TUNING set for a scope; the caller's own value (or its
+// absence) is put back afterwards.
+class ScopedMmaTuning {
+ public:
+  explicit ScopedMmaTuning(const char *value) {
+    if (const char *had = std::getenv(kName)) saved_ = had;
+    set(value);
+  }
+  ~ScopedMmaTuning() {
+    if (saved_) setenv(kName, saved_->c_str(), 1);
+    else unsetenv(kName);
+  }
+  ScopedMmaTuning(const ScopedMmaTuning &) = delete;
+  ScopedMmaTuning &operator=(const ScopedMmaTuning &) = delete;
+  void set(const char *value) { setenv(kName, value, 1); }
+
+ private:
+  static constexpr const char *kName = "GATEJIT_MMA_TUNING";
+  std::optional<std::string> saved_;
+};
 
 // A fresh directory per test, removed afterwards.
 class TempDir {
