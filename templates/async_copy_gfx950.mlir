@@ -42,7 +42,7 @@
     // Returns once stage i (of ntiles) has landed: at most PENDING (=
     // (STAGES - 2) x this thread's loads per stage) loads in flight, or none
     // in the last STAGES - 2 tiles, after which fewer stages were issued.
-    func.func private @wait_copies(%i: index, %ntiles: index) {
+    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index) {
       %younger = arith.constant ${STAGES_PENDING} : index
       %younger_end = arith.addi %i, %younger : index
       %tail = arith.cmpi uge, %younger_end, %ntiles : index

@@ -17,6 +17,13 @@
 // (no bank conflicts). The products take a stage 64 elements (KSUB parts) at
 // a time.
 //
+// The copies come from a snippet too: every thread copies 16-byte chunks
+// (stage_copy_chunks.mlir with async_copy_sm90 / async_copy_gfx950), or on
+// sm_90 with wgmma one thread hands each stage to the tensor memory
+// accelerator, which counts the bytes landed on the stage's mbarrier
+// (async_copy_sm90_tma.mlir; @copies_begin, @stage_copy, @commit_copies,
+// @wait_copies, @stage_barrier).
+//
 // The products of a stage and the loop's accumulator come from a snippet
 // (@tile_products, @acc_begin / @acc_end, @stage_landed):
 // tile_products_fragments.mlir reads per-lane fragments from the same
@@ -54,6 +61,10 @@
 //   ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
 //   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}
 //   ${ACC} (the products' accumulator type)
+//   COPY_ARGS, COPY_SOURCES (a body fragment), COPY_SRC: what the stage
+//   copy reads (tensor map arguments, or the weight and hidden memrefs)
+//   BARRIERS, STAGE_BYTES (TMA: where the stage barriers start, the bytes
+//   each stage expects)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
@@ -66,7 +77,7 @@ module attributes {gpu.container_module} {
                         %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
                         %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
-                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64)
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${COPY_ARGS})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>${KERNEL_ATTRS}} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -101,8 +112,10 @@ module attributes {gpu.container_module} {
       %kt_left_up = arith.addi %kt_left, %splits_m1 : index
       %ntiles = arith.divui %kt_left_up, %splits : index
 
-      %w_any = memref.cast %weight : memref<${W_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
-      %h_any = memref.cast %hidden : memref<${H_SIZE}x${T}, #gpu.address_space<global>> to memref<?x${T}, #gpu.address_space<global>>
+      // What @stage_copy copies from (%w_src, %h_src of type COPY_SRC): the
+      // weight and hidden memrefs (COPY_SOURCES, where every thread copies
+      // chunks), or the kernel's tensor map arguments (COPY_ARGS, TMA).
+${COPY_SOURCES}
       // Workgroup memory: the stages, STAGES x ROWS x BK elements, and after
       // the K loop the K-split flag at byte 0 of the dynamic workgroup memory
       // (LaunchGeometry::shared_bytes). Where the stages live is the
@@ -114,6 +127,11 @@ module attributes {gpu.container_module} {
       %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
       %tiles = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
           to memref<${STAGES}x${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>>
+      // The copies' own state (TMA: a barrier per stage that counts the
+      // bytes landed, after the stages), set up before the first copy.
+      %smem_ptr = memref.extract_aligned_pointer_as_index %smem : memref<?xi8, #gpu.address_space<workgroup>> -> index
+      %smem_addr = arith.index_cast %smem_ptr : index to i64
+      %bars = func.call @copies_begin(%smem_addr, %tid) : (i64, index) -> i64
 
       // Prologue: the first STAGES_AHEAD tiles in flight, one copy group each
       // (on sm_90 empty groups past the range keep the group count uniform;
@@ -125,9 +143,8 @@ module attributes {gpu.container_module} {
           %kt = arith.addi %bz, %p_s : index
           %pick = arith.addi %p, %c0 : index
 ${PICK_STAGE}
-          func.call @stage_copy(%w_any, %h_any, %stage, %kt, %n0, %m0, %tid, %mlast)
-              : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
-                 ${STAGE_MEMREF}, index, index, index, index, index) -> ()
+          func.call @stage_copy(%w_src, %h_src, %bars, %pick, %stage, %kt, %n0, %m0, %tid, %mlast)
+              : (${COPY_SRC}, ${COPY_SRC}, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
         }
         func.call @commit_copies() : () -> ()
       } {gatejit.unroll}
@@ -155,7 +172,7 @@ ${PICK_STAGE}
             // group of tile i - 1 may still run). (i and ntiles: a target that
             // counts loads, not groups, must wait for all of them in the last
             // STAGES_PENDING tiles.)
-            func.call @wait_copies(%i, %ntiles) : (index, index) -> ()
+            func.call @wait_copies(%i, %ntiles, %bars, %slot) : (index, index, i64, index) -> ()
             func.call @stage_landed() : () -> ()
             func.call @stage_barrier() : () -> ()
             %next = arith.addi %i, %ahead : index
@@ -166,9 +183,8 @@ ${PICK_STAGE}
 ${PICK_STAGE}
               %next_s = arith.muli %next, %splits : index
               %kt = arith.addi %bz, %next_s : index
-              func.call @stage_copy(%w_any, %h_any, %stage, %kt, %n0, %m0, %tid, %mlast)
-                  : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
-                     ${STAGE_MEMREF}, index, index, index, index, index) -> ()
+              func.call @stage_copy(%w_src, %h_src, %bars, %pick, %stage, %kt, %n0, %m0, %tid, %mlast)
+                  : (${COPY_SRC}, ${COPY_SRC}, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
             }
             func.call @commit_copies() : () -> ()
             %pick = arith.addi %slot, %c0 : index
@@ -253,70 +269,6 @@ ${PICK_STAGE}
       gpu.return
     }
 
-    // One stage: this thread's W_CPT weight chunks and H_CPT hidden chunks of
-    // K tile kt into %stage. Chunk i of a thread is chunk tid + i BLOCK
-    // of the stage (CHUNKS lanes per row: whole lines per request).
-    // Weight rows past N read row N - 1 and hidden rows past M row M - 1 (in
-    // bounds; only outputs that are never stored see them).
-    func.func private @stage_copy(%w: memref<?x${T}, #gpu.address_space<global>>,
-                                  %h: memref<?x${T}, #gpu.address_space<global>>,
-                                  %stage: ${STAGE_MEMREF},
-                                  %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %c7 = arith.constant 7 : index
-      %c8 = arith.constant 8 : index
-      %block = arith.constant ${BLOCK} : index
-      %bk = arith.constant ${BK} : index
-      %bn = arith.constant ${BN} : index
-      %nlast = arith.constant ${N_LAST} : index
-      %ldw = arith.constant ${LDW} : index
-      %ldh = arith.constant ${LDH} : index
-      %w_cpt = arith.constant ${W_CPT} : index
-      %h_cpt = arith.constant ${H_CPT} : index
-      %k_tile = arith.muli %kt, %bk : index
-      %cpr = arith.constant ${CHUNKS} : index
-      %row_in_step = arith.divui %tid, %cpr : index
-      %chunk = arith.remui %tid, %cpr : index
-      // Which chunk of its row a thread fetches and where it puts it: the
-      // stage layout is fixed (@swizzled_col); the target picks the side the
-      // XOR is applied on (SWIZZLE_SOURCE: gfx950's global_load_lds writes a
-      // wave's lanes to consecutive slots, so there the lane's slot is
-      // fixed and the global chunk it fetches is permuted). A pass covers a
-      // multiple of 8 rows, so row mod 8 is the same in every pass.
-      %swizzle_source = arith.constant ${SWIZZLE_SOURCE}
-      %r7 = arith.andi %row_in_step, %c7 : index
-      %chunk_x = arith.xori %chunk, %r7 : index
-      %src_chunk = arith.select %swizzle_source, %chunk_x, %chunk : index
-      %k_chunk = arith.muli %src_chunk, %c8 : index
-      %k = arith.addi %k_tile, %k_chunk : index
-      %rows_per_pass = arith.divui %block, %cpr : index
-      scf.for %i = %c0 to %w_cpt step %c1 {
-        %pass = arith.muli %i, %rows_per_pass : index
-        %row = arith.addi %pass, %row_in_step : index
-        %col = func.call @stage_col(%row, %chunk, %swizzle_source) : (index, index, i1) -> index
-        %n_row = arith.addi %n0, %row : index
-        %g_row = arith.minui %n_row, %nlast : index
-        %base = arith.muli %g_row, %ldw : index
-        %idx = arith.addi %base, %k : index
-        func.call @copy_to_stage(%w, %idx, %stage, %row, %col)
-            : (memref<?x${T}, #gpu.address_space<global>>, index, ${STAGE_MEMREF}, index, index) -> ()
-      } {gatejit.unroll}
-      scf.for %i = %c0 to %h_cpt step %c1 {
-        %pass = arith.muli %i, %rows_per_pass : index
-        %h_row = arith.addi %pass, %row_in_step : index
-        %row = arith.addi %bn, %h_row : index
-        %col = func.call @stage_col(%row, %chunk, %swizzle_source) : (index, index, i1) -> index
-        %m_row = arith.addi %m0, %h_row : index
-        %g_row = arith.minui %m_row, %mlast : index
-        %base = arith.muli %g_row, %ldh : index
-        %idx = arith.addi %base, %k : index
-        func.call @copy_to_stage(%h, %idx, %stage, %row, %col)
-            : (memref<?x${T}, #gpu.address_space<global>>, index, ${STAGE_MEMREF}, index, index) -> ()
-      } {gatejit.unroll}
-      return
-    }
-
     // Byte address of element (row, col) of a stage (the view's offset
     // included), for instructions that take addresses.
     func.func private @stage_address(%stage: ${STAGE_MEMREF}, %row: index, %col: index) -> i64 {
@@ -332,16 +284,6 @@ ${PICK_STAGE}
       %addr = arith.addi %ptr, %bytes : index
       %a = arith.index_cast %addr : index to i64
       return %a : i64
-    }
-
-    // Where a copying thread writes: slot `chunk` itself when the source
-    // side is permuted, else the swizzled slot of global chunk `chunk`.
-    func.func private @stage_col(%row: index, %chunk: index, %swizzle_source: i1) -> index {
-      %c8 = arith.constant 8 : index
-      %swizzled = func.call @swizzled_col(%row, %chunk) : (index, index) -> index
-      %plain = arith.muli %chunk, %c8 : index
-      %col = arith.select %swizzle_source, %plain, %swizzled : index
-      return %col : index
     }
 
     // Element column of chunk `chunk` of workgroup row `row`: chunk slot

@@ -150,7 +150,8 @@ constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one
 // GATEJIT_MMA_TUNING="rt=2,ksplit=4,budget=64": a development override of
 // the mma tables below, for tuning sweeps (bench/mma_sweep.py). It changes
 // code, so the compiler's fingerprint includes it (compiler.cpp). Keys that
-// are not numbers > 0 (or 0 for `tiled`) are ignored.
+// are not numbers > 0 (or 0 for the switches `tiled`, `wgmma`, `tma`) are
+// ignored.
 std::map<std::string, int64_t, std::less<>> tuning_override() {
   std::map<std::string, int64_t, std::less<>> out;
   const char *env = std::getenv("GATEJIT_MMA_TUNING");
@@ -165,7 +166,7 @@ std::map<std::string, int64_t, std::less<>> tuning_override() {
     const int64_t value = std::atoll(std::string(item.substr(eq + 1)).c_str());
     // Switches take 0; sizes only positive values.
     const std::string_view key = item.substr(0, eq);
-    if (value > 0 || key == "tiled" || key == "wgmma") out[std::string(key)] = value;
+    if (value > 0 || key == "tiled" || key == "wgmma" || key == "tma") out[std::string(key)] = value;
   }
   return out;
 }
@@ -317,6 +318,8 @@ constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeli
 constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async_copy_gfx950.mlir
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
+constexpr int64_t kStageBarrierBytes = 8;       // TMA: an mbarrier per stage, after the stages
+constexpr int64_t kMaxStages = 16;              // TMA: what the barriers' room allows
 
 // What the tiled form needs to know about a target.
 struct TiledTarget {
@@ -349,6 +352,10 @@ struct TiledTuning {
   // warpgroup, 64 hidden rows (the instruction's m), BN weight rows (its n),
   // 64-K stages (the 128-byte swizzle's row).
   bool wgmma = false;
+  // sm_90 with wgmma: stages copied by the tensor memory accelerator
+  // (templates/async_copy_sm90_tma.mlir), one thread per stage, instead of
+  // 16-byte cp.async chunks by every thread.
+  bool tma = false;
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
@@ -400,7 +407,7 @@ TiledTuning tiled_tuning(const Contract &c) {
   int64_t budget = tt.smem_table;  // the stages' workgroup memory
   const bool k128 = c.k % 128 == 0;
   auto use_wgmma = [](TiledTuning &u, int64_t warpgroups) {
-    u.wgmma = true;
+    u.wgmma = true, u.tma = true;
     u.warps_n = 1, u.bk = 64;
     u.waves = 4 * warpgroups;
     u.bm = kWgmmaM * warpgroups;
@@ -432,9 +439,14 @@ TiledTuning tiled_tuning(const Contract &c) {
   } else if (asked.wgmma) {
     // Fragments where the table has wgmma: the fragment form's own large-M
     // shape (v24), which the shape keys may refine.
-    asked.wgmma = false, asked.waves = kTiledWaves, asked.warps_n = 2;
+    asked.wgmma = false, asked.tma = false, asked.waves = kTiledWaves, asked.warps_n = 2;
     asked.bn = 64, asked.bm = 64, asked.bk = k128 ? 128 : 64, budget = 64 * 1024;
     asked.blocks_per_cu = tt.blocks_per_cu;
+  }
+  if (asked.wgmma) {
+    int64_t tma = asked.tma;
+    take("tma", tma);
+    asked.tma = tma != 0;
   }
   take("bn", asked.bn);
   if (!asked.wgmma) take("bm", asked.bm);
@@ -453,10 +465,12 @@ TiledTuning tiled_tuning(const Contract &c) {
   // blocks where they do not.
   const int64_t min_stages = t.wgmma ? 3 : 2;
   auto fitting = [&](int64_t blocks) {
-    return std::min(tt.smem_limit, tt.smem_per_cu / blocks - tt.smem_reserved) / stage_bytes(t);
+    const int64_t per_block = std::min(tt.smem_limit, tt.smem_per_cu / blocks - tt.smem_reserved);
+    return (per_block - (t.tma ? kStageBarrierBytes * kMaxStages : 0)) / stage_bytes(t);
   };
   while (t.blocks_per_cu > 1 && fitting(t.blocks_per_cu) < min_stages) --t.blocks_per_cu;
   t.stages = std::clamp<int64_t>(t.stages, min_stages, std::max(min_stages, fitting(t.blocks_per_cu)));
+  if (t.tma) t.stages = std::min(t.stages, kMaxStages);
   // gfx950 keeps each stage in its own global, of which the copy snippet
   // declares kStageObjects.
   if (target_is_amdgpu(c.target)) t.stages = std::min(t.stages, kStageObjects);
@@ -564,15 +578,35 @@ void plan_mma_tiled(KernelPlan &p) {
   // slot is a constant.
   set("SLOT_RING", amd ? t.stages : 1);
   p.body_fragments["PICK_STAGE"] = amd ? "stage_pick_gfx950" : "stage_pick_sm90";
+  // What the copies read: two tensor maps passed by value (TMA, made
+  // 128-byte grid constants by the mark-tensor-map-args pass), or the
+  // weight and hidden memrefs.
+  set("STAGE_BYTES", stage_bytes(t));
+  set("BARRIERS", t.stages * stage_bytes(t));
+  if (t.tma) {
+    P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
+    P["COPY_SRC"] = "!llvm.ptr";
+    P["KERNEL_ATTRS"] += ", gatejit.tensor_maps = 2 : i32";
+  } else {
+    P["COPY_ARGS"] = "";
+    P["COPY_SRC"] = fmt::format("memref<?x{}, #gpu.address_space<global>>", P["T"]);
+  }
+  p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
   p.template_file = "mma_tiled";
-  p.snippets = {fragment_snippet(c.target), amd ? "async_copy_gfx950" : "async_copy_sm90"};
+  p.snippets = {fragment_snippet(c.target)};
+  if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
+  else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
-  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA"};
+  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA", "TMA"};
+  P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) only the K-split flag.
-  const int64_t dynamic_bytes = !amd ? t.stages * stage_bytes(t) : t.splits > 1 ? 16 : 0;
+  const int64_t dynamic_bytes = !amd   ? t.stages * stage_bytes(t) + (t.tma ? t.stages * kStageBarrierBytes : 0)
+                                : t.splits > 1 ? 16
+                                               : 0;
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
+  if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
 }
 
 void plan_generic(KernelPlan &p) {

@@ -14,6 +14,11 @@ namespace gatejit::compiler {
 // vector of accumulators, so that every index becomes a constant.
 std::unique_ptr<mlir::Pass> create_unroll_marked_loops_pass();
 
+// After the gpu -> nvvm conversion: the last N arguments of a kernel that
+// says `gatejit.tensor_maps = N` become 128-byte by-value grid constants
+// (TMA descriptors; kernel_binary.h, TensorMapBoxes).
+std::unique_ptr<mlir::Pass> create_mark_tensor_map_args_pass();
+
 // Lowers gpu.subgroup_reduce with the target's own cross-lane patterns:
 // DPP for AMDGPU (chipset given), butterfly shuffles for NVVM.
 struct SubgroupReduceLowering {

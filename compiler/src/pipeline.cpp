@@ -109,6 +109,7 @@ void add_lowering_passes(mlir::OpPassManager &gpu, Target target) {
     nvvm_options.indexBitwidth = 64;
     nvvm_options.useBarePtrCallConv = true;
     gpu.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm_options));
+    gpu.addPass(create_mark_tensor_map_args_pass());
     // NVVM ops that are inline PTX (wgmma.mma_async) become llvm.inline_asm.
     gpu.addPass(mlir::createConvertNVVMToLLVMPass());
   }

@@ -39,6 +39,10 @@ struct CudaApi {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  // CUDA 12+ drivers; looked up apart, so that an older driver still runs
+  // every kernel without tensor maps.
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
+                                     const unsigned *, const unsigned *, int, int, int, int);
 };
 
 class CudaBackend final : public DeviceBackend {
@@ -103,6 +107,26 @@ class CudaBackend final : public DeviceBackend {
     api_.cuModuleUnload(CUmodule(module));
   }
 
+  Status encode_tensor_map(const TensorMapRequest &r, TensorMap *out) override {
+    GATEJIT_RETURN_IF_ERROR(available());
+    if (!api_.cuTensorMapEncodeTiled)
+      return device_error("this CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer is needed for TMA kernels)");
+    // CUtensorMapDataType UINT16 (a copy moves bits: bf16 and f16 alike),
+    // no interleave, 128-byte swizzle (the stages' layout), L2 promotion of
+    // 128 bytes, rows past the edge filled with zeros.
+    constexpr int kUint16 = 1, kInterleaveNone = 0, kSwizzle128B = 3, kL2Promotion128B = 2, kOobFillZero = 0;
+    const uint64_t dims[2] = {r.cols, r.rows};
+    const uint64_t strides[1] = {r.ld * 2};
+    const unsigned box[2] = {r.box_cols, r.box_rows};
+    const unsigned element_strides[2] = {1, 1};
+    return check(api_.cuTensorMapEncodeTiled(out->bytes, kUint16, 2, const_cast<void *>(r.base), dims, strides, box,
+                                             element_strides, kInterleaveNone, kSwizzle128B, kL2Promotion128B,
+                                             kOobFillZero),
+                 "cuTensorMapEncodeTiled(" + std::to_string(r.rows) + " x " + std::to_string(r.cols) + ", ld " +
+                     std::to_string(r.ld) + ", box " + std::to_string(r.box_rows) + " x " +
+                     std::to_string(r.box_cols) + ")");
+  }
+
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
                 uint32_t shared_bytes, void *stream, void **args) override {
     // The module lives in the device's primary context; the caller's thread may
@@ -143,6 +167,8 @@ class CudaBackend final : public DeviceBackend {
     sym(api_.cuLaunchKernel, "cuLaunchKernel");
     sym(api_.cuGetErrorString, "cuGetErrorString");
     if (!ok) return device_error("libcuda.so.1 lacks driver entry points:" + missing);
+    api_.cuTensorMapEncodeTiled = reinterpret_cast<decltype(api_.cuTensorMapEncodeTiled)>(
+        dlsym(handle_, "cuTensorMapEncodeTiled"));
     return check(api_.cuInit(0), "cuInit");
   }
 

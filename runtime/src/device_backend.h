@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gatejit/contract.h"
+#include "gatejit/kernel_binary.h"
 #include "gatejit/status.h"
 
 namespace gatejit {
@@ -18,6 +19,19 @@ struct DeviceInfo {
   std::string name;     // "NVIDIA H200", "AMD Instinct MI355X"
   std::string arch;     // "sm_90", "gfx950:sramecc+:xnack-"
   Target target;        // what gatejit compiles for it
+};
+
+// A TMA descriptor (CUtensorMap): opaque bytes, passed to a kernel by value.
+struct alignas(64) TensorMap {
+  uint8_t bytes[kTensorMapBytes];
+};
+// A row-major 2-D tensor of 16-bit elements and the box a kernel copies of it
+// (kernel_binary.h, TensorMapBoxes).
+struct TensorMapRequest {
+  const void *base = nullptr;
+  uint64_t rows = 0, cols = 0;
+  uint64_t ld = 0;  // elements between row starts
+  uint32_t box_cols = 0, box_rows = 0;
 };
 
 // Opaque handles of the underlying API.
@@ -36,7 +50,13 @@ class DeviceBackend {
   virtual StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
                                                  uint32_t shared_bytes, ModuleHandle *module_out) = 0;
   virtual void unload_module(int ordinal, ModuleHandle module) = 0;
-  // Launches; `args` points at kKernelArgCount argument slots.
+  // Encodes a tensor map (128-byte swizzled boxes, zero past the edges).
+  // Only the CUDA backend has them: no gfx950 kernel asks for one.
+  virtual Status encode_tensor_map(const TensorMapRequest &, TensorMap *) {
+    return unsupported(std::string("tensor maps: the ") + name() + " backend has none (CUDA sm_90 kernels only)");
+  }
+  // Launches; `args` points at the kernel's argument slots (kKernelArgCount,
+  // and kTensorMapArgCount more where its geometry has tensor maps).
   virtual Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
                         uint32_t shared_bytes, void *stream, void **args) = 0;
 };

@@ -62,6 +62,10 @@ std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
       {"m_per_block", kb.geometry.m_per_block},
       {"k_blocks", kb.geometry.k_blocks},
       {"shared_bytes", kb.geometry.shared_bytes},
+      {"tensor_maps",
+       {{"box_k", kb.geometry.tensor_maps.box_k},
+        {"weight_rows", kb.geometry.tensor_maps.weight_rows},
+        {"hidden_rows", kb.geometry.tensor_maps.hidden_rows}}},
       {"toolchain", kb.toolchain},
       {"report", kb.report_json},
   };
@@ -84,9 +88,9 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
   Reader r(bytes.subspan(4));
   uint32_t version = 0, meta_len = 0;
   r.u32(version);
-  if (version != kKernelBinaryVersion)
-    return corrupt("kernel binary: version " + std::to_string(version) + " is not supported (this build reads version " +
-                   std::to_string(kKernelBinaryVersion) + ")");
+  if (version < kKernelBinaryOldestVersion || version > kKernelBinaryVersion)
+    return corrupt("kernel binary: version " + std::to_string(version) + " is not supported (this build reads versions " +
+                   std::to_string(kKernelBinaryOldestVersion) + " to " + std::to_string(kKernelBinaryVersion) + ")");
   std::span<const uint8_t> meta_bytes, code_bytes;
   uint64_t code_len = 0, checksum = 0;
   if (!r.u32(meta_len) || !r.bytes(meta_len, meta_bytes) || !r.u64(code_len) ||
@@ -118,6 +122,12 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     // Added with mma_tiled; entries written before it do not split K.
     kb.geometry.k_blocks = meta.value("k_blocks", uint32_t(1));
     kb.geometry.shared_bytes = meta.value("shared_bytes", uint32_t(0));
+    // Version 2; version 1 kernels take none.
+    if (version >= 2) {
+      const auto &maps = meta.at("tensor_maps");
+      kb.geometry.tensor_maps = {maps.at("box_k").get<uint32_t>(), maps.at("weight_rows").get<uint32_t>(),
+                                 maps.at("hidden_rows").get<uint32_t>()};
+    }
     kb.toolchain = meta.at("toolchain").get<std::string>();
     kb.report_json = meta.at("report").get<std::string>();
   } catch (const nlohmann::json::exception &e) {
@@ -126,6 +136,11 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
   if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0 ||
       kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535 || kb.geometry.shared_bytes > max_shared_bytes(kb.target))
     return corrupt("kernel binary: launch geometry out of range");
+  // TMA boxes: at most 256 elements a side (the hardware's), PTX only.
+  const TensorMapBoxes &maps = kb.geometry.tensor_maps;
+  if (maps.any() && (kb.format != BinaryFormat::kPtx || maps.box_k > 256 || maps.weight_rows == 0 ||
+                     maps.weight_rows > 256 || maps.hidden_rows == 0 || maps.hidden_rows > 256))
+    return corrupt("kernel binary: tensor map boxes out of range (sides 1-256, PTX kernels only)");
   kb.code.assign(code_bytes.begin(), code_bytes.end());
   return kb;
 }

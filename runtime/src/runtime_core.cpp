@@ -203,7 +203,16 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   void *hidden = args.hidden.data, *weight = args.weight.data, *attn = args.attn.data, *out = args.out.data;
   int64_t m = args.hidden.rows, n = args.weight.rows, kk = args.hidden.cols;
   int64_t ldh = args.hidden.ld, ldw = args.weight.ld, lda = args.attn.ld, ldo = args.out.ld;
-  void *params[kKernelArgCount] = {&hidden, &weight, &attn, &out, &m, &n, &kk, &ldh, &ldw, &lda, &ldo};
+  // Then, for TMA kernels, the tensor maps of weight and hidden, by value.
+  TensorMap maps[kTensorMapArgCount];
+  void *params[kKernelArgCount + kTensorMapArgCount] = {&hidden, &weight, &attn, &out, &m,       &n,      &kk,
+                                                        &ldh,    &ldw,    &lda,  &ldo, &maps[0], &maps[1]};
+  if (const TensorMapBoxes &boxes = k.geometry.tensor_maps; boxes.any()) {
+    GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map(
+        {weight, uint64_t(n), uint64_t(kk), uint64_t(ldw), boxes.box_k, boxes.weight_rows}, &maps[0]));
+    GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map(
+        {hidden, uint64_t(m), uint64_t(kk), uint64_t(ldh), boxes.box_k, boxes.hidden_rows}, &maps[1]));
+  }
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
     return k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), k.geometry.grid_z()}, block,

@@ -460,12 +460,16 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
   ASSERT_EQ(r.value("template_file", ""), "mma_tiled") << r.value("reason", "");
   const LaunchGeometry &geo = compiled->binary.geometry;
   const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
-  EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global"));
-  EXPECT_THAT(ptx, HasSubstr("cp.async.wait_group"));
   const nlohmann::json tuning = r["tuning"];
   const int64_t bn = tuning["BN"], bm = tuning["BM"], splits = tuning["SPLITS"];
   const std::string type = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
+  const int64_t stages = tuning["STAGES"], stage_bytes = (bn + bm) * tuning["BK"].get<int64_t>() * 2;
   if (c.m <= 32) {
+    // Every thread copies 16-byte chunks.
+    EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global"));
+    EXPECT_THAT(ptx, HasSubstr("cp.async.wait_group"));
+    EXPECT_FALSE(geo.tensor_maps.any());
+    EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes);
     EXPECT_EQ(tuning.value("WGMMA", -1), 0);
     EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.shared\.v4\.(b|u|f)32)"));
     EXPECT_THAT(ptx, HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type + ".f32"));
@@ -473,6 +477,23 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
   } else {
     EXPECT_EQ(tuning.value("WGMMA", -1), 1);
     EXPECT_THAT(ptx, HasSubstr(".target sm_90a"));
+    // The stages come through the tensor memory accelerator: two boxes per
+    // stage described by the tensor maps passed by value after the 11
+    // arguments of the ABI, each landing on the stage's mbarrier (placed
+    // after the stages).
+    EXPECT_EQ(tuning.value("TMA", -1), 1);
+    EXPECT_THAT(ptx, testing::Not(HasSubstr("cp.async.cg")));
+    EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+    EXPECT_THAT(ptx, HasSubstr("mbarrier.try_wait.parity.shared.b64"));
+    EXPECT_EQ(count_of(ptx, "mbarrier.init.shared.b64"), stages);
+    const std::string map_param = ".param .align 64 .b8 " + compiled->binary.symbol + "_param_";
+    EXPECT_THAT(ptx, HasSubstr(map_param + std::to_string(kKernelArgCount) + "[128]"));
+    EXPECT_THAT(ptx, HasSubstr(map_param + std::to_string(kKernelArgCount + 1) + "[128]"));
+    EXPECT_EQ(count_of(ptx, "cvta.param.u64"), kTensorMapArgCount);  // the maps are read in place, not copied
+    EXPECT_EQ(geo.tensor_maps.box_k, 64u);
+    EXPECT_EQ(int64_t(geo.tensor_maps.weight_rows), bn);
+    EXPECT_EQ(int64_t(geo.tensor_maps.hidden_rows), bm);
+    EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 8);
     const std::string wgmma = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", bn, type, type);
     EXPECT_EQ(count_of(ptx, wgmma), 4) << wgmma;
     EXPECT_THAT(ptx, HasSubstr("fence.proxy.async.shared::cta"));
@@ -493,7 +514,6 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
   EXPECT_EQ(int64_t(geo.n_per_block), bn);
   EXPECT_EQ(int64_t(geo.m_per_block), bm);
   EXPECT_EQ(int64_t(geo.k_blocks), splits);
-  EXPECT_EQ(int64_t(geo.shared_bytes), tuning["STAGES"].get<int64_t>() * (bn + bm) * tuning["BK"].get<int64_t>() * 2);
   if (splits > 1) {
     const int64_t tiles = ((c.n + bn - 1) / bn) * ((c.m + bm - 1) / bm);
     const std::string workspace =
@@ -539,6 +559,23 @@ TEST(PtxCode, TiledStagesFitTheBlocksAskedPerSm) {
           << tuning << " M " << m;
     }
   }
+}
+
+// tma=0 keeps the wgmma products but copies the stages as before, every
+// thread 16-byte cp.async chunks: no tensor maps in the ABI or geometry.
+TEST(PtxCode, WgmmaWithoutTmaCopiesChunks) {
+  ScopedMmaTuning scoped("tma=0");
+  auto compiled = compiler::compile(seed_with(Target::kSm90, DType::kBF16, 512));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const nlohmann::json &r = compiled->report;
+  EXPECT_EQ(r["tuning"].value("WGMMA", -1), 1);
+  EXPECT_EQ(r["tuning"].value("TMA", -1), 0);
+  const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+  EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global"));
+  EXPECT_THAT(ptx, testing::Not(HasSubstr("cp.async.bulk.tensor")));
+  EXPECT_THAT(ptx, testing::Not(HasSubstr("mbarrier")));
+  EXPECT_THAT(ptx, testing::Not(HasSubstr("_param_11")));
+  EXPECT_FALSE(compiled->binary.geometry.tensor_maps.any());
 }
 
 // At M = 16 and below, and where K is not a whole number of 64-element

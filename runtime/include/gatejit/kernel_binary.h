@@ -22,6 +22,22 @@ const char *binary_format_name(BinaryFormat f);
 inline constexpr int kKernelArgCount = 11;
 inline constexpr int kKernelArgBytes = 4 * 8 + 7 * 8;
 
+// Kernels that copy with the tensor memory accelerator (sm_90 mma_tiled)
+// take two more arguments, by value: the TMA descriptors (CUtensorMap, 128
+// bytes, 64-byte aligned) of weight and of hidden, which the runtime
+// encodes at each launch from the actual pointers, rows and leading
+// dimensions. Each describes boxes of `box_k` elements of a row (the
+// contiguous dimension) by `weight_rows` / `hidden_rows` rows, laid out in
+// workgroup memory in the 128-byte swizzle; rows past the tensor read as 0.
+inline constexpr int kTensorMapArgCount = 2;
+inline constexpr int kTensorMapBytes = 128;
+struct TensorMapBoxes {
+  uint32_t box_k = 0;  // 0: the kernel takes no tensor maps
+  uint32_t weight_rows = 0;
+  uint32_t hidden_rows = 0;
+  bool any() const { return box_k != 0; }
+};
+
 // How the launch grid follows from the actual M and N.
 struct LaunchGeometry {
   uint32_t block_x = 0;       // threads per workgroup/block
@@ -35,6 +51,7 @@ struct LaunchGeometry {
   // Dynamic shared memory per block (mma_tiled's stages), in bytes; the CUDA
   // backend opts the function in to it when it loads it.
   uint32_t shared_bytes = 0;
+  TensorMapBoxes tensor_maps;
   uint32_t grid_x(int64_t n) const { return uint32_t((n + n_per_block - 1) / n_per_block); }
   uint32_t grid_y(int64_t m) const {
     if (grid_y_is_m) return uint32_t(m);
@@ -55,7 +72,10 @@ struct KernelBinary {
   std::vector<uint8_t> code;  // hsaco ELF or PTX text
 };
 
-inline constexpr uint32_t kKernelBinaryVersion = 1;
+// Version 2 added tensor maps (a version-1 reader would launch such a kernel
+// without them); version 1 entries still decode, with none.
+inline constexpr uint32_t kKernelBinaryVersion = 2;
+inline constexpr uint32_t kKernelBinaryOldestVersion = 1;
 // The most dynamic shared memory a block can have on `target`'s devices
 // (sm_90: 227 KiB, opted in; gfx9: 160 KiB of LDS on gfx950, 64 KiB on gfx942).
 inline constexpr uint32_t max_shared_bytes(Target target) {
@@ -64,7 +84,7 @@ inline constexpr uint32_t max_shared_bytes(Target target) {
 
 // "GJKB" | u32 version | u32 meta_len | meta JSON | u64 code_len | code | u64 XXH3-64
 std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb);
-// Rejects short, truncated, newer-version and checksum-failing input; never
+// Rejects short, truncated, unknown-version and checksum-failing input; never
 // reads past `bytes`.
 StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes);
 

@@ -1,0 +1,132 @@
+    // sm_90 copies for mma_tiled through the tensor memory accelerator (TMA):
+    // one thread hands a whole stage to the copy engine as two boxes, BN
+    // weight rows and BM hidden rows of BK = 64 elements, described by the
+    // tensor maps the runtime encodes at launch (kernel_binary.h,
+    // TensorMapBoxes). The engine writes them in the 128-byte swizzle the
+    // stages use (chunk c of row r at slot c ^ (r mod 8); every operand
+    // starts on a 1024-byte boundary), fills rows past N or M with zeros,
+    // and counts the bytes landed on the stage's mbarrier. No thread spends
+    // instructions or registers on addresses, and no copy waits in a warp's
+    // scoreboard.
+    //
+    // Stage s's mbarrier is at byte BARRIERS + 8 s of the dynamic workgroup
+    // memory, after the stages. The i-th tile of a split uses slot i mod
+    // STAGES, the (i / STAGES)-th time the slot fills: the phase waited for
+    // has that parity.
+
+    // Thread 0 sets up the barriers (one arrival each: its own, with the
+    // bytes to expect) before any thread uses them.
+    func.func private @copies_begin(%smem: i64, %tid: index) -> i64 {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %stages = arith.constant ${STAGES} : index
+      %offset = arith.constant ${BARRIERS} : i64
+      %bars = arith.addi %smem, %offset : i64
+      %first = arith.cmpi eq, %tid, %c0 : index
+      scf.if %first {
+        scf.for %s = %c0 to %stages step %c1 {
+          %bar = func.call @stage_barrier_address(%bars, %s) : (i64, index) -> i64
+          func.call @init_barrier(%bar) : (i64) -> ()
+        }
+        func.call @fence_barrier_init() : () -> ()
+      }
+      gpu.barrier
+      return %bars : i64
+    }
+
+    // Thread 0: expect the stage's bytes on its barrier, then the two boxes
+    // at K = kt BK of weight rows n0.. and hidden rows m0.. (%mlast: the
+    // chunk copies' clamp; the tensor maps bound the rows themselves).
+    func.func private @stage_copy(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bars: i64, %pick: index,
+                                  %stage: ${STAGE_MEMREF},
+                                  %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
+      %c0 = arith.constant 0 : index
+      %first = arith.cmpi eq, %tid, %c0 : index
+      scf.if %first {
+        %bk = arith.constant ${BK} : index
+        %bn = arith.constant ${BN} : index
+        %k = arith.muli %kt, %bk : index
+        %bar = func.call @stage_barrier_address(%bars, %pick) : (i64, index) -> i64
+        %w_dst = func.call @stage_address(%stage, %c0, %c0) : (${STAGE_MEMREF}, index, index) -> i64
+        %h_dst = func.call @stage_address(%stage, %bn, %c0) : (${STAGE_MEMREF}, index, index) -> i64
+        %k32 = arith.index_cast %k : index to i32
+        %n32 = arith.index_cast %n0 : index to i32
+        %m32 = arith.index_cast %m0 : index to i32
+        func.call @copy_boxes(%w_map, %h_map, %bar, %w_dst, %h_dst, %k32, %n32, %m32)
+            : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32, i32) -> ()
+      }
+      return
+    }
+
+    // The engine's completion is the barrier's: nothing to commit.
+    func.func private @commit_copies() {
+      return
+    }
+
+    // Returns once tile i (in slot %slot) has landed: its barrier's phase
+    // i / STAGES has completed. The barrier's acquire makes the bytes
+    // visible to this thread.
+    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index) {
+      %c1 = arith.constant 1 : index
+      %stages = arith.constant ${STAGES} : index
+      %fill = arith.divui %i, %stages : index
+      %parity_i = arith.andi %fill, %c1 : index
+      %parity = arith.index_cast %parity_i : index to i32
+      %bar = func.call @stage_barrier_address(%bars, %slot) : (i64, index) -> i64
+      func.call @wait_barrier(%bar, %parity) : (i64, i32) -> ()
+      return
+    }
+
+    // Every warp has left the slot the next copy refills (and, with the
+    // K-split meeting, its barriers): a plain barrier.
+    func.func private @stage_barrier() {
+      gpu.barrier
+      return
+    }
+
+    func.func private @fence_device() {
+      llvm.fence syncscope("device") acq_rel
+      return
+    }
+
+    func.func private @stage_barrier_address(%bars: i64, %s: index) -> i64 {
+      %c8 = arith.constant 8 : index
+      %off = arith.muli %s, %c8 : index
+      %off64 = arith.index_cast %off : index to i64
+      %a = arith.addi %bars, %off64 : i64
+      return %a : i64
+    }
+
+    // The instructions, on byte addresses (NVVM ops have no inliner
+    // interface: these callees take no memref).
+    func.func private @init_barrier(%bar: i64) {
+      %one = arith.constant 1 : i32
+      %b = llvm.inttoptr %bar : i64 to !llvm.ptr<3>
+      nvvm.mbarrier.init %b, %one : !llvm.ptr<3>, i32
+      return
+    }
+    func.func private @fence_barrier_init() {
+      nvvm.fence.mbarrier.init
+      return
+    }
+    func.func private @copy_boxes(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bar: i64, %w_dst: i64, %h_dst: i64,
+                                  %k: i32, %n0: i32, %m0: i32) {
+      %bytes = arith.constant ${STAGE_BYTES} : i32
+      %b = llvm.inttoptr %bar : i64 to !llvm.ptr<3>
+      // A CTA's own workgroup address is its shared::cluster address.
+      %w3 = llvm.inttoptr %w_dst : i64 to !llvm.ptr<3>
+      %h3 = llvm.inttoptr %h_dst : i64 to !llvm.ptr<3>
+      %w7 = llvm.addrspacecast %w3 : !llvm.ptr<3> to !llvm.ptr<7>
+      %h7 = llvm.addrspacecast %h3 : !llvm.ptr<3> to !llvm.ptr<7>
+      nvvm.mbarrier.arrive.expect_tx %b, %bytes : !llvm.ptr<3>, i32
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %w7, %w_map, %b, box[%k, %n0] : !llvm.ptr<7>, !llvm.ptr
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %h7, %h_map, %b, box[%k, %m0] : !llvm.ptr<7>, !llvm.ptr
+      return
+    }
+    func.func private @wait_barrier(%bar: i64, %parity: i32) {
+      // try_wait's suspend-time hint (ns); the op loops until the phase completes.
+      %ticks = arith.constant 10000000 : i32
+      %b = llvm.inttoptr %bar : i64 to !llvm.ptr<3>
+      nvvm.mbarrier.try_wait.parity %b, %parity, %ticks : !llvm.ptr<3>, i32, i32
+      return
+    }
