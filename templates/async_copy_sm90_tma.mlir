@@ -13,6 +13,14 @@
     // memory, after the stages. The i-th tile of a split uses slot i mod
     // STAGES, the (i / STAGES)-th time the slot fills: the phase waited for
     // has that parity.
+    //
+    // No block barrier in the K loop: a slot is refilled (with the tile
+    // STAGES - 1 ahead) as soon as every warpgroup's wgmma of the tile that
+    // used it has completed (@stage_refill, after the products). With one
+    // warpgroup its thread 0 issues the copy; with two, each warpgroup's
+    // thread 0 counts itself in on the slot's counter (byte BARRIERS + 8
+    // STAGES + 4 s, an increment that wraps to 0) and the last to arrive
+    // issues it.
 
     // Thread 0 sets up the barriers (one arrival each: its own, with the
     // bytes to expect) before any thread uses them.
@@ -27,6 +35,8 @@
         scf.for %s = %c0 to %stages step %c1 {
           %bar = func.call @stage_barrier_address(%bars, %s) : (i64, index) -> i64
           func.call @init_barrier(%bar) : (i64) -> ()
+          %count = func.call @slot_counter_address(%bars, %s) : (i64, index) -> i64
+          func.call @clear_counter(%count) : (i64) -> ()
         }
         func.call @fence_barrier_init() : () -> ()
       }
@@ -58,6 +68,46 @@
       return
     }
 
+    // After the products of tile i: tile i - 1's slot is free once every
+    // warpgroup has seen its wgmma group complete (wait_group 1 in
+    // @tile_products); the last warpgroup to get there refills it.
+    func.func private @stage_refill(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bars: i64, %pick: index,
+                                    %stage: ${STAGE_MEMREF},
+                                    %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
+      %c0 = arith.constant 0 : index
+      %wg_threads = arith.constant 128 : index
+      %warpgroups = arith.constant ${WARPGROUPS} : index
+      %in_wg = arith.remui %tid, %wg_threads : index
+      %wg_first = arith.cmpi eq, %in_wg, %c0 : index
+      scf.if %wg_first {
+        %count = func.call @slot_counter_address(%bars, %pick) : (i64, index) -> i64
+        %last = func.call @count_in(%count, %warpgroups) : (i64, index) -> i1
+        scf.if %last {
+          // As thread 0 of the block would: @stage_copy issues from tid 0.
+          func.call @stage_copy(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0, %c0, %mlast)
+              : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
+        }
+      }
+      return
+    }
+    // Whether this arrival is the last of `n` on the counter (which then
+    // wraps back to 0 for the slot's next use). One warpgroup: always.
+    func.func private @count_in(%count: i64, %n: index) -> i1 {
+      %c1 = arith.constant 1 : index
+      %one = arith.cmpi eq, %n, %c1 : index
+      %last = scf.if %one -> (i1) {
+        %t = arith.constant true
+        scf.yield %t : i1
+      } else {
+        %n_1 = arith.subi %n, %c1 : index
+        %limit = arith.index_cast %n_1 : index to i32
+        %before = func.call @increment_wrapping(%count, %limit) : (i64, i32) -> i32
+        %is = arith.cmpi eq, %before, %limit : i32
+        scf.yield %is : i1
+      }
+      return %last : i1
+    }
+
     // The engine's completion is the barrier's: nothing to commit.
     func.func private @commit_copies() {
       return
@@ -77,10 +127,8 @@
       return
     }
 
-    // Every warp has left the slot the next copy refills (and, with the
-    // K-split meeting, its barriers): a plain barrier.
+    // No block barrier per tile (@stage_refill frees the slots).
     func.func private @stage_barrier() {
-      gpu.barrier
       return
     }
 
@@ -97,6 +145,16 @@
       return %a : i64
     }
 
+    func.func private @slot_counter_address(%bars: i64, %s: index) -> i64 {
+      %c4 = arith.constant 4 : index
+      %after = arith.constant ${COUNTERS} : i64
+      %off = arith.muli %s, %c4 : index
+      %off64 = arith.index_cast %off : index to i64
+      %base = arith.addi %bars, %after : i64
+      %a = arith.addi %base, %off64 : i64
+      return %a : i64
+    }
+
     // The instructions, on byte addresses (NVVM ops have no inliner
     // interface: these callees take no memref).
     func.func private @init_barrier(%bar: i64) {
@@ -104,6 +162,23 @@
       %b = llvm.inttoptr %bar : i64 to !llvm.ptr<3>
       nvvm.mbarrier.init %b, %one : !llvm.ptr<3>, i32
       return
+    }
+    func.func private @clear_counter(%count: i64) {
+      %zero = arith.constant 0 : i32
+      %p = llvm.inttoptr %count : i64 to !llvm.ptr<3>
+      llvm.store %zero, %p : i32, !llvm.ptr<3>
+      return
+    }
+    // The counter's value before this increment (atom.inc: value + 1, or 0
+    // past %limit); acquire-release, so the last warpgroup sees the others'
+    // completed reads before it refills.
+    func.func private @increment_wrapping(%count: i64, %limit: i32) -> i32 {
+      %p = llvm.inttoptr %count : i64 to !llvm.ptr<3>
+      // (NVPTX emits the atom without its ordering: the fences carry it.)
+      llvm.fence syncscope("block") release
+      %before = llvm.atomicrmw uinc_wrap %p, %limit syncscope("block") acq_rel : !llvm.ptr<3>, i32
+      llvm.fence syncscope("block") acquire
+      return %before : i32
     }
     func.func private @fence_barrier_init() {
       nvvm.fence.mbarrier.init

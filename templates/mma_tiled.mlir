@@ -63,8 +63,10 @@
 //   ${ACC} (the products' accumulator type)
 //   COPY_ARGS, COPY_SOURCES (a body fragment), COPY_SRC: what the stage
 //   copy reads (tensor map arguments, or the weight and hidden memrefs)
-//   BARRIERS, STAGE_BYTES (TMA: where the stage barriers start, the bytes
-//   each stage expects)
+//   BARRIERS, STAGE_BYTES, WARPGROUPS (TMA: where the stage barriers
+//   start, the bytes each stage expects, the warpgroups that release a slot)
+//   REFILL_EARLY (true: a slot is refilled before the products, after a
+//   block barrier; false: after the products, by @stage_refill)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
@@ -172,29 +174,48 @@ ${PICK_STAGE}
             // group of tile i - 1 may still run). (i and ntiles: a target that
             // counts loads, not groups, must wait for all of them in the last
             // STAGES_PENDING tiles.)
+            // TMA (REFILL_EARLY false) has no such barrier: each thread waits
+            // for tile i's own mbarrier, and the slot of tile i - 1 is refilled
+            // after the products, once the warpgroups' wgmma of tile i - 1 are
+            // complete (@stage_refill).
             func.call @wait_copies(%i, %ntiles, %bars, %slot) : (index, index, i64, index) -> ()
             func.call @stage_landed() : () -> ()
             func.call @stage_barrier() : () -> ()
             %next = arith.addi %i, %ahead : index
             %have = arith.cmpi ult, %next, %ntiles : index
-            scf.if %have {
-              %slot_ahead = arith.addi %slot, %ahead : index
-              %pick = arith.remui %slot_ahead, %stages : index
+            %next_s = arith.muli %next, %splits : index
+            %kt_next = arith.addi %bz, %next_s : index
+            %slot_ahead = arith.addi %slot, %ahead : index
+            %pick_next = arith.remui %slot_ahead, %stages : index
+            %early = arith.constant ${REFILL_EARLY}
+            %have_early = arith.andi %have, %early : i1
+            scf.if %have_early {
+              %pick = arith.addi %pick_next, %c0 : index
 ${PICK_STAGE}
-              %next_s = arith.muli %next, %splits : index
-              %kt = arith.addi %bz, %next_s : index
-              func.call @stage_copy(%w_src, %h_src, %bars, %pick, %stage, %kt, %n0, %m0, %tid, %mlast)
+              func.call @stage_copy(%w_src, %h_src, %bars, %pick, %stage, %kt_next, %n0, %m0, %tid, %mlast)
                   : (${COPY_SRC}, ${COPY_SRC}, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
             }
             func.call @commit_copies() : () -> ()
-            %pick = arith.addi %slot, %c0 : index
+            // (A region of its own: the refill below picks its stage too.)
+            %a2 = scf.execute_region -> ${ACC} {
+              %pick = arith.addi %slot, %c0 : index
 ${PICK_STAGE}
-            %ksub = arith.constant ${KSUB} : index
-            %a2 = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (${ACC}) {
-              %as2 = func.call @tile_products(%stage, %sub, %wn, %wm, %lane, %as)
-                  : (${STAGE_MEMREF}, index, index, index, index, ${ACC}) -> ${ACC}
-              scf.yield %as2 : ${ACC}
-            } {gatejit.unroll}
+              %ksub = arith.constant ${KSUB} : index
+              %a_sub = scf.for %sub = %c0 to %ksub step %c1 iter_args(%as = %a) -> (${ACC}) {
+                %as2 = func.call @tile_products(%stage, %sub, %wn, %wm, %lane, %as)
+                    : (${STAGE_MEMREF}, index, index, index, index, ${ACC}) -> ${ACC}
+                scf.yield %as2 : ${ACC}
+              } {gatejit.unroll}
+              scf.yield %a_sub : ${ACC}
+            }
+            %late = arith.xori %early, %true : i1
+            %have_late = arith.andi %have, %late : i1
+            scf.if %have_late {
+              %pick = arith.addi %pick_next, %c0 : index
+${PICK_STAGE}
+              func.call @stage_refill(%w_src, %h_src, %bars, %pick, %stage, %kt_next, %n0, %m0, %tid, %mlast)
+                  : (${COPY_SRC}, ${COPY_SRC}, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
+            }
             scf.yield %a2 : ${ACC}
           } else {
             scf.yield %a : ${ACC}

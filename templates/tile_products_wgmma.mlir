@@ -25,11 +25,13 @@
     // WGMMA_UNPACK (one line per accumulator register, written by the
     // planner: struct fields take constant positions only).
 
-    // The copies landed through the generic proxy; wgmma reads workgroup
-    // memory through the async proxy, which must be ordered after them
-    // before the barrier that releases the stage.
+    // wgmma reads workgroup memory through the async proxy. Copies that
+    // landed through the generic proxy (cp.async) must be ordered before
+    // those reads, ahead of the barrier that releases the stage; TMA writes
+    // through the async proxy itself, and the stage's mbarrier orders them
+    // (PROXY_FENCE: the fence, or nothing).
     func.func private @stage_landed() {
-      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+${PROXY_FENCE}
       return
     }
 

@@ -318,7 +318,7 @@ constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeli
 constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async_copy_gfx950.mlir
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
-constexpr int64_t kStageBarrierBytes = 8;       // TMA: an mbarrier per stage, after the stages
+constexpr int64_t kStageBarrierBytes = 12;      // TMA: an mbarrier and a counter per stage, after the stages
 constexpr int64_t kMaxStages = 16;              // TMA: what the barriers' room allows
 
 // What the tiled form needs to know about a target.
@@ -543,7 +543,9 @@ void plan_mma_tiled(KernelPlan &p) {
   // Tiles in flight ahead of the one in use: STAGES - 1, or STAGES - 2
   // with wgmma, whose products of a stage are still running while the next
   // stage's start (the slot refilled is the one used two tiles back).
-  const int64_t ahead = t.wgmma ? t.stages - 2 : t.stages - 1;
+  // TMA refills the slot of tile i - 1 after tile i's products are issued
+  // and tile i - 1's are complete: STAGES - 1 ahead again.
+  const int64_t ahead = t.wgmma && !t.tma ? t.stages - 2 : t.stages - 1;
   set("STAGES_AHEAD", ahead);
   // In flight while the oldest stage is used: STAGES - 2 later stages, as
   // copy groups (sm_90) or as each thread's loads (gfx950 counts loads).
@@ -567,6 +569,7 @@ void plan_mma_tiled(KernelPlan &p) {
   set_fragment_params(P, c);
   P["WGMMA"] = t.wgmma ? "1" : "0";
   if (t.wgmma) set_wgmma_params(P, c, t);
+  P["PROXY_FENCE"] = t.tma ? "" : "      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}";
   P["ACC"] = t.wgmma ? P["WGMMA_ACC"] : fmt::format("vector<{}x4xf32>", rt * mt);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
@@ -583,6 +586,9 @@ void plan_mma_tiled(KernelPlan &p) {
   // weight and hidden memrefs.
   set("STAGE_BYTES", stage_bytes(t));
   set("BARRIERS", t.stages * stage_bytes(t));
+  set("COUNTERS", t.stages * 8);  // after the barriers, from BARRIERS
+  set("WARPGROUPS", t.waves / 4);
+  P["REFILL_EARLY"] = t.tma ? "false" : "true";
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
     P["COPY_SRC"] = "!llvm.ptr";

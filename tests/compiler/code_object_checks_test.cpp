@@ -493,10 +493,15 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_EQ(geo.tensor_maps.box_k, 64u);
     EXPECT_EQ(int64_t(geo.tensor_maps.weight_rows), bn);
     EXPECT_EQ(int64_t(geo.tensor_maps.hidden_rows), bm);
-    EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 8);
+    EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 12);  // a barrier and a counter per stage
+    // No block barrier in the K loop: one after the barriers' set-up, and
+    // the K-split meeting's two.
+    EXPECT_EQ(count_of(ptx, "bar.sync"), splits > 1 ? 3 : 1);
+    // Two warpgroups count themselves in to free a slot; one needs no count.
+    EXPECT_EQ(count_of(ptx, "atom.shared.inc.u32"), bm / 64 > 1 ? 1 : 0);
     const std::string wgmma = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", bn, type, type);
     EXPECT_EQ(count_of(ptx, wgmma), 4) << wgmma;
-    EXPECT_THAT(ptx, HasSubstr("fence.proxy.async.shared::cta"));
+    EXPECT_THAT(ptx, testing::Not(HasSubstr("fence.proxy.async")));  // TMA lands through the async proxy
     EXPECT_THAT(ptx, HasSubstr("wgmma.wait_group.sync.aligned \t1;"));
     EXPECT_THAT(ptx, testing::Not(HasSubstr("mma.sync")));
     EXPECT_THAT(ptx, testing::Not(testing::ContainsRegex(R"(ld\.shared\.v4)")));
@@ -574,6 +579,7 @@ TEST(PtxCode, WgmmaWithoutTmaCopiesChunks) {
   EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global"));
   EXPECT_THAT(ptx, testing::Not(HasSubstr("cp.async.bulk.tensor")));
   EXPECT_THAT(ptx, testing::Not(HasSubstr("mbarrier")));
+  EXPECT_THAT(ptx, HasSubstr("fence.proxy.async.shared::cta"));  // cp.async lands through the generic proxy
   EXPECT_THAT(ptx, testing::Not(HasSubstr("_param_11")));
   EXPECT_FALSE(compiled->binary.geometry.tensor_maps.any());
 }
