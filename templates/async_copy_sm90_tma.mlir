@@ -147,23 +147,17 @@
       %count = func.call @slot_counter_address(%bars, %pick) : (i64, index) -> i64
       %clustered = arith.constant ${CLUSTERED}
       scf.if %clustered {
-        // The first refill (tile STAGES - 1) fills a slot no tile used yet:
-        // nothing to release or wait for.
-        %stages = arith.constant ${STAGES} : index
-        %reused = arith.cmpi uge, %next, %stages : index
-        %releases = arith.andi %reused, %wg_first : i1
-        scf.if %releases {
+        scf.if %wg_first {
           func.call @release_in_cluster(%count) : (i64) -> ()
         }
         %first = arith.cmpi eq, %tid, %c0 : index
         scf.if %first {
-          scf.if %reused {
-            %fill = arith.divui %next, %stages : index
-            %previous = arith.subi %fill, %c1 : index
-            %parity_i = arith.andi %previous, %c1 : index
-            %parity = arith.index_cast %parity_i : index to i32
-            func.call @wait_barrier(%count, %parity) : (i64, i32) -> ()
-          }
+          %stages = arith.constant ${STAGES} : index
+          %fill = arith.divui %next, %stages : index
+          %previous = arith.subi %fill, %c1 : index
+          %parity_i = arith.andi %previous, %c1 : index
+          %parity = arith.index_cast %parity_i : index to i32
+          func.call @wait_barrier(%count, %parity) : (i64, i32) -> ()
           func.call @issue_stage(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0)
               : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index) -> ()
         }
