@@ -19,22 +19,20 @@
     // used it has completed (@stage_refill, after the products). With one
     // warpgroup its thread 0 issues the copy; with two, each warpgroup's
     // thread 0 counts itself in on the slot's counter (byte BARRIERS + 8
-    // STAGES + 8 s, an increment that wraps to 0) and the last to arrive
+    // STAGES + 4 s, an increment that wraps to 0) and the last to arrive
     // issues it.
     //
     // Clusters (CLUSTERED, CLUSTER_N blocks along grid x: neighbouring
-    // weight tiles of the same hidden rows and K range): each block fetches
-    // its own weight box and one CLUSTER_N-th of the hidden box (H_BOX_ROWS
-    // rows), which it multicasts to every block of the cluster, so the
-    // hidden rows cross from L2 once per cluster. A slot is then refilled
-    // only when every warpgroup of the cluster is done with it: each
-    // warpgroup arrives on the slot's release barrier (byte BARRIERS + 8
-    // STAGES + 8 s) of every block, and each block's thread 0 waits on its
-    // own before it issues. (One thread issuing for the whole cluster was
-    // measured first: all of the cluster's bytes then go through one SM's
-    // copy engine, 3-10x slower.) Every block's barriers are set up before
-    // any block issues (a cluster barrier), and no block leaves while a peer
-    // may still address its workgroup memory (@copies_end).
+    // weight tiles of the same hidden rows and K range): the hidden box is
+    // fetched from L2 once per cluster and multicast to every block's
+    // stage, which divides the hidden rows' L2 traffic by CLUSTER_N. The
+    // slot counters of block rank 0 count the warpgroups of the whole
+    // cluster (WARPGROUPS x CLUSTER_N); the last to free a slot issues the
+    // stage for every block: its weight box to each (a one-block multicast)
+    // and the hidden box to all, with each block's barrier told the bytes
+    // to expect. Every block's barriers are set up before any block issues
+    // (a cluster barrier), and no block leaves while a peer may still
+    // address its workgroup memory (@copies_end).
 
     // Thread 0 sets up the barriers (one arrival each: its own, with the
     // bytes to expect) before any thread uses them.
@@ -50,13 +48,7 @@
           %bar = func.call @stage_barrier_address(%bars, %s) : (i64, index) -> i64
           func.call @init_barrier(%bar) : (i64) -> ()
           %count = func.call @slot_counter_address(%bars, %s) : (i64, index) -> i64
-          %clustered = arith.constant ${CLUSTERED}
-          scf.if %clustered {
-            %all = arith.constant ${CLUSTER_WARPGROUPS} : i32
-            func.call @init_barrier_count(%count, %all) : (i64, i32) -> ()
-          } else {
-            func.call @clear_counter(%count) : (i64) -> ()
-          }
+          func.call @clear_counter(%count) : (i64) -> ()
         }
         func.call @fence_barrier_init() : () -> ()
       }
@@ -77,15 +69,18 @@
       return
     }
 
-    // The prologue's stages: issued by thread 0 (of every block of a
-    // cluster, each its share). (%mlast: the chunk copies' clamp; the tensor maps bound the
+    // The prologue's stages: issued by thread 0 (of block rank 0 in a
+    // cluster). (%mlast: the chunk copies' clamp; the tensor maps bound the
     // rows themselves.)
     func.func private @stage_copy(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bars: i64, %pick: index,
                                   %stage: ${STAGE_MEMREF},
                                   %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
       %c0 = arith.constant 0 : index
       %first = arith.cmpi eq, %tid, %c0 : index
-      scf.if %first {
+      %rank = func.call @cluster_rank() : () -> index
+      %rank0 = arith.cmpi eq, %rank, %c0 : index
+      %issuer = arith.andi %first, %rank0 : i1
+      scf.if %issuer {
         func.call @issue_stage(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0)
             : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index) -> ()
       }
@@ -107,21 +102,16 @@
       %k32 = arith.index_cast %k : index to i32
       %m32 = arith.index_cast %m0 : index to i32
       %clustered = arith.constant ${CLUSTERED}
-      %n32 = arith.index_cast %n0 : index to i32
       scf.if %clustered {
-        // Block rank r's share of the hidden box: rows r H_BOX_ROWS on.
+        // Block rank r of the cluster holds weight rows n0 + (r - rank) BN.
         %rank = func.call @cluster_rank() : () -> index
-        %slice_rows = arith.constant ${H_BOX_ROWS} : index
-        %row_bytes = arith.constant 128 : index
-        %rows = arith.muli %rank, %slice_rows : index
-        %m_slice = arith.addi %m0, %rows : index
-        %bytes = arith.muli %rows, %row_bytes : index
-        %bytes64 = arith.index_cast %bytes : index to i64
-        %h_slice = arith.addi %h_dst, %bytes64 : i64
-        %ms32 = arith.index_cast %m_slice : index to i32
-        func.call @copy_boxes_cluster(%w_map, %h_map, %bar, %w_dst, %h_slice, %k32, %n32, %ms32)
+        %rank_rows = arith.muli %rank, %bn : index
+        %n_first = arith.subi %n0, %rank_rows : index
+        %n32 = arith.index_cast %n_first : index to i32
+        func.call @copy_boxes_cluster(%w_map, %h_map, %bar, %w_dst, %h_dst, %k32, %n32, %m32)
             : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32, i32) -> ()
       } else {
+        %n32 = arith.index_cast %n0 : index to i32
         func.call @copy_boxes(%w_map, %h_map, %bar, %w_dst, %h_dst, %k32, %n32, %m32)
             : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32, i32) -> ()
       }
@@ -130,44 +120,29 @@
 
     // After the products of tile i: tile i - 1's slot is free once every
     // warpgroup has seen its wgmma group complete (wait_group 1 in
-    // @tile_products); the last warpgroup to get there refills it with
-    // tile %next. In a cluster every warpgroup releases the slot in every
-    // block, and thread 0 of each block waits for its release barrier's
-    // phase (the slot's previous fill) before it issues its share.
+    // @tile_products); the last warpgroup to get there refills it.
     func.func private @stage_refill(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bars: i64, %pick: index,
                                     %stage: ${STAGE_MEMREF},
-                                    %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index,
-                                    %next: index) {
+                                    %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
       %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
       %wg_threads = arith.constant 128 : index
       %warpgroups = arith.constant ${WARPGROUPS} : index
       %in_wg = arith.remui %tid, %wg_threads : index
       %wg_first = arith.cmpi eq, %in_wg, %c0 : index
-      %count = func.call @slot_counter_address(%bars, %pick) : (i64, index) -> i64
-      %clustered = arith.constant ${CLUSTERED}
-      scf.if %clustered {
-        scf.if %wg_first {
-          func.call @release_in_cluster(%count) : (i64) -> ()
+      scf.if %wg_first {
+        %count = func.call @slot_counter_address(%bars, %pick) : (i64, index) -> i64
+        %clustered = arith.constant ${CLUSTERED}
+        %last = scf.if %clustered -> (i1) {
+          %all = arith.constant ${CLUSTER_WARPGROUPS} : i32
+          %l = func.call @count_in_cluster(%count, %all) : (i64, i32) -> i1
+          scf.yield %l : i1
+        } else {
+          %l = func.call @count_in(%count, %warpgroups) : (i64, index) -> i1
+          scf.yield %l : i1
         }
-        %first = arith.cmpi eq, %tid, %c0 : index
-        scf.if %first {
-          %stages = arith.constant ${STAGES} : index
-          %fill = arith.divui %next, %stages : index
-          %previous = arith.subi %fill, %c1 : index
-          %parity_i = arith.andi %previous, %c1 : index
-          %parity = arith.index_cast %parity_i : index to i32
-          func.call @wait_barrier(%count, %parity) : (i64, i32) -> ()
+        scf.if %last {
           func.call @issue_stage(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0)
               : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index) -> ()
-        }
-      } else {
-        scf.if %wg_first {
-          %last = func.call @count_in(%count, %warpgroups) : (i64, index) -> i1
-          scf.if %last {
-            func.call @issue_stage(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0)
-                : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index) -> ()
-          }
         }
       }
       return
@@ -190,17 +165,14 @@
       return %last : i1
     }
 
-    // One arrival on the slot's release barrier in every block of the
+    // The same on block rank 0's counter, for all `n` warpgroups of the
     // cluster.
-    func.func private @release_in_cluster(%release: i64) {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %blocks = arith.constant ${CLUSTER_N} : index
-      scf.for %r = %c0 to %blocks step %c1 {
-        %r32 = arith.index_cast %r : index to i32
-        func.call @arrive_remote(%release, %r32) : (i64, i32) -> ()
-      }
-      return
+    func.func private @count_in_cluster(%count: i64, %n: i32) -> i1 {
+      %c1 = arith.constant 1 : i32
+      %limit = arith.subi %n, %c1 : i32
+      %before = func.call @increment_wrapping_rank0(%count, %limit) : (i64, i32) -> i32
+      %is = arith.cmpi eq, %before, %limit : i32
+      return %is : i1
     }
 
     // The engine's completion is the barrier's: nothing to commit.
@@ -240,11 +212,10 @@
       return %a : i64
     }
 
-    // A slot's release barrier (clusters) or counter: 8 bytes each.
     func.func private @slot_counter_address(%bars: i64, %s: index) -> i64 {
-      %c8 = arith.constant 8 : index
+      %c4 = arith.constant 4 : index
       %after = arith.constant ${COUNTERS} : i64
-      %off = arith.muli %s, %c8 : index
+      %off = arith.muli %s, %c4 : index
       %off64 = arith.index_cast %off : index to i64
       %base = arith.addi %bars, %after : i64
       %a = arith.addi %base, %off64 : i64
@@ -294,33 +265,39 @@
       nvvm.cp.async.bulk.tensor.shared.cluster.global %h7, %h_map, %b, box[%k, %m0] : !llvm.ptr<7>, !llvm.ptr
       return
     }
-    // This block's share: its barrier expects the whole stage (its weight
-    // box, and the hidden slices every block of the cluster multicasts);
-    // its weight box lands here, its hidden slice in every block.
-    func.func private @copy_boxes_cluster(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bar: i64, %w_dst: i64,
-                                          %h_slice: i64, %k: i32, %n0: i32, %m_slice: i32) {
+    // Per block of the cluster: its barrier expects a stage, its weight box
+    // lands in it alone; then the hidden box lands in every block.
+    func.func private @copy_boxes_cluster(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bar: i64, %w_dst: i64, %h_dst: i64,
+                                          %k: i32, %n_first: i32, %m0: i32) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %blocks = arith.constant ${CLUSTER_N} : index
       %bytes = arith.constant ${STAGE_BYTES} : i32
+      %bn = arith.constant ${BN} : i32
+      %one = arith.constant 1 : i16
       %all = arith.constant ${CLUSTER_MASK} : i16
       %b = llvm.inttoptr %bar : i64 to !llvm.ptr<3>
       %w3 = llvm.inttoptr %w_dst : i64 to !llvm.ptr<3>
-      %h3 = llvm.inttoptr %h_slice : i64 to !llvm.ptr<3>
+      %h3 = llvm.inttoptr %h_dst : i64 to !llvm.ptr<3>
       %w7 = llvm.addrspacecast %w3 : !llvm.ptr<3> to !llvm.ptr<7>
       %h7 = llvm.addrspacecast %h3 : !llvm.ptr<3> to !llvm.ptr<7>
-      nvvm.mbarrier.arrive.expect_tx %b, %bytes : !llvm.ptr<3>, i32
-      nvvm.cp.async.bulk.tensor.shared.cluster.global %w7, %w_map, %b, box[%k, %n0] : !llvm.ptr<7>, !llvm.ptr
-      nvvm.cp.async.bulk.tensor.shared.cluster.global %h7, %h_map, %b, box[%k, %m_slice] multicast_mask = %all : !llvm.ptr<7>, !llvm.ptr
+      scf.for %r = %c0 to %blocks step %c1 {
+        %r32 = arith.index_cast %r : index to i32
+        %r16 = arith.index_cast %r : index to i16
+        %mask = arith.shli %one, %r16 : i16
+        %rows = arith.muli %r32, %bn : i32
+        %n = arith.addi %n_first, %rows : i32
+        llvm.inline_asm has_side_effects "{ .reg .b64 remote; mapa.shared::cluster.u64 remote, $0, $1; mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [remote], $2; }", "l,r,r" %bar, %r32, %bytes : (i64, i32, i32) -> ()
+        nvvm.cp.async.bulk.tensor.shared.cluster.global %w7, %w_map, %b, box[%k, %n] multicast_mask = %mask : !llvm.ptr<7>, !llvm.ptr
+      }
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %h7, %h_map, %b, box[%k, %m0] multicast_mask = %all : !llvm.ptr<7>, !llvm.ptr
       return
     }
-    // An arrival (release, cluster scope) on block %rank's barrier at the
-    // same offset as %bar here.
-    func.func private @arrive_remote(%bar: i64, %rank: i32) {
-      llvm.inline_asm has_side_effects "{ .reg .b64 remote; mapa.shared::cluster.u64 remote, $0, $1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote]; }", "l,r" %bar, %rank : (i64, i32) -> ()
-      return
-    }
-    func.func private @init_barrier_count(%bar: i64, %count: i32) {
-      %b = llvm.inttoptr %bar : i64 to !llvm.ptr<3>
-      nvvm.mbarrier.init %b, %count : !llvm.ptr<3>, i32
-      return
+    // atom.inc on block rank 0's copy of a counter (the same offset there).
+    func.func private @increment_wrapping_rank0(%count: i64, %limit: i32) -> i32 {
+      %rank0 = arith.constant 0 : i32
+      %before = llvm.inline_asm has_side_effects "{ .reg .b64 remote; mapa.shared::cluster.u64 remote, $1, $2; atom.acq_rel.cluster.shared::cluster.inc.u32 $0, [remote], $3; }", "=r,l,r,r" %count, %rank0, %limit : (i64, i32, i32) -> i32
+      return %before : i32
     }
     func.func private @cluster_rank() -> index {
       %clustered = arith.constant ${CLUSTERED}

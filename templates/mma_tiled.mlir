@@ -213,8 +213,8 @@ ${PICK_STAGE}
             scf.if %have_late {
               %pick = arith.addi %pick_next, %c0 : index
 ${PICK_STAGE}
-              func.call @stage_refill(%w_src, %h_src, %bars, %pick, %stage, %kt_next, %n0, %m0, %tid, %mlast, %next)
-                  : (${COPY_SRC}, ${COPY_SRC}, i64, index, ${STAGE_MEMREF}, index, index, index, index, index, index) -> ()
+              func.call @stage_refill(%w_src, %h_src, %bars, %pick, %stage, %kt_next, %n0, %m0, %tid, %mlast)
+                  : (${COPY_SRC}, ${COPY_SRC}, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
             }
             scf.yield %a2 : ${ACC}
           } else {

@@ -89,8 +89,7 @@
     func.func private @stage_refill(%w: memref<?x${T}, #gpu.address_space<global>>,
                                     %h: memref<?x${T}, #gpu.address_space<global>>,
                                     %bars: i64, %pick: index, %stage: ${STAGE_MEMREF},
-                                    %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index,
-                                    %next: index) {
+                                    %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
       func.call @stage_copy(%w, %h, %bars, %pick, %stage, %kt, %n0, %m0, %tid, %mlast)
           : (memref<?x${T}, #gpu.address_space<global>>, memref<?x${T}, #gpu.address_space<global>>,
              i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()

@@ -318,7 +318,7 @@ constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeli
 constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async_copy_gfx950.mlir
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
-constexpr int64_t kStageBarrierBytes = 16;      // TMA: two mbarriers (or one and a counter) per stage, after the stages
+constexpr int64_t kStageBarrierBytes = 12;      // TMA: an mbarrier and a counter per stage, after the stages
 constexpr int64_t kMaxStages = 16;              // TMA: what the barriers' room allows
 
 // What the tiled form needs to know about a target.
@@ -481,7 +481,7 @@ TiledTuning tiled_tuning(const Contract &c) {
   // multicast mask has 16 bits (portable clusters: up to 8 blocks).
   take("cn", t.cluster_n);
   const int64_t tiles_n = (c.n + t.bn - 1) / t.bn;
-  if (!t.tma || t.cluster_n > 8 || tiles_n % t.cluster_n != 0 || t.bm % (8 * t.cluster_n) != 0) t.cluster_n = 1;
+  if (!t.tma || t.cluster_n > 8 || tiles_n % t.cluster_n != 0) t.cluster_n = 1;
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
   const int64_t kt = c.k / t.bk;
@@ -597,7 +597,6 @@ void plan_mma_tiled(KernelPlan &p) {
   set("COUNTERS", t.stages * 8);  // after the barriers, from BARRIERS
   set("WARPGROUPS", t.waves / 4);
   set("CLUSTER_N", t.cluster_n);
-  set("H_BOX_ROWS", t.bm / t.cluster_n);
   set("CLUSTER_MASK", (int64_t(1) << t.cluster_n) - 1);
   set("CLUSTER_WARPGROUPS", t.waves / 4 * t.cluster_n);
   P["CLUSTERED"] = t.cluster_n > 1 ? "true" : "false";
@@ -626,9 +625,7 @@ void plan_mma_tiled(KernelPlan &p) {
                                 : t.splits > 1 ? 16
                                                : 0;
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
-  // Clustered, each block copies 1 / CLUSTER_N of the hidden box (whole
-  // 1024-byte swizzle blocks of 8 rows) and multicasts it.
-  if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm / t.cluster_n)};
+  if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
 }
 
 void plan_generic(KernelPlan &p) {

@@ -493,7 +493,7 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_EQ(geo.tensor_maps.box_k, 64u);
     EXPECT_EQ(int64_t(geo.tensor_maps.weight_rows), bn);
     EXPECT_EQ(int64_t(geo.tensor_maps.hidden_rows), bm);
-    EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 16);  // a barrier and a release slot per stage
+    EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 12);  // a barrier and a counter per stage
     // No block barrier in the K loop: one after the barriers' set-up, and
     // the K-split meeting's two.
     EXPECT_EQ(count_of(ptx, "bar.sync"), splits > 1 ? 3 : 1);
