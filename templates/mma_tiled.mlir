@@ -225,7 +225,6 @@ ${PICK_STAGE}
         scf.yield %a_ring : ${ACC}
       }
       %acc = func.call @acc_end(%acc_k) : (${ACC}) -> vector<${TILES}x4xf32>
-      func.call @copies_end() : () -> ()
 
       // K split across blocks: the last block of a tile to arrive finishes it.
       %split_k = arith.constant ${SPLIT_K}

@@ -356,9 +356,6 @@ struct TiledTuning {
   // (templates/async_copy_sm90_tma.mlir), one thread per stage, instead of
   // 16-byte cp.async chunks by every thread.
   bool tma = false;
-  // TMA: blocks per thread-block cluster along grid x (neighbouring weight
-  // tiles), among which each hidden box is multicast.
-  int64_t cluster_n = 1;
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
@@ -477,11 +474,6 @@ TiledTuning tiled_tuning(const Contract &c) {
   // gfx950 keeps each stage in its own global, of which the copy snippet
   // declares kStageObjects.
   if (target_is_amdgpu(c.target)) t.stages = std::min(t.stages, kStageObjects);
-  // A cluster needs whole clusters of weight tiles along grid x, and the
-  // multicast mask has 16 bits (portable clusters: up to 8 blocks).
-  take("cn", t.cluster_n);
-  const int64_t tiles_n = (c.n + t.bn - 1) / t.bn;
-  if (!t.tma || t.cluster_n > 8 || tiles_n % t.cluster_n != 0) t.cluster_n = 1;
   // As many K splits as keep every block in one wave of blocks_per_cu per
   // SM / CU, each split at least a few K tiles long.
   const int64_t kt = c.k / t.bk;
@@ -596,11 +588,6 @@ void plan_mma_tiled(KernelPlan &p) {
   set("BARRIERS", t.stages * stage_bytes(t));
   set("COUNTERS", t.stages * 8);  // after the barriers, from BARRIERS
   set("WARPGROUPS", t.waves / 4);
-  set("CLUSTER_N", t.cluster_n);
-  set("CLUSTER_MASK", (int64_t(1) << t.cluster_n) - 1);
-  set("CLUSTER_WARPGROUPS", t.waves / 4 * t.cluster_n);
-  P["CLUSTERED"] = t.cluster_n > 1 ? "true" : "false";
-  if (t.cluster_n > 1) P["KERNEL_ATTRS"] += fmt::format(", nvvm.cluster_dim = array<i32: {}, 1, 1>", t.cluster_n);
   P["REFILL_EARLY"] = t.tma ? "false" : "true";
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
@@ -617,7 +604,7 @@ void plan_mma_tiled(KernelPlan &p) {
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
-  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA", "TMA", "CLUSTER_N"};
+  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA", "TMA"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) only the K-split flag.
