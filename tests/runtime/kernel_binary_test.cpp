@@ -1,0 +1,120 @@
+// The kernel binary's encoded form: version 2 carries the TMA boxes of
+// kernels that take tensor maps; version 1 entries (caches and bundles
+// written before) still decode, as kernels without them.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gatejit/kernel_binary.h"
+
+namespace gatejit {
+namespace {
+
+using testing::HasSubstr;
+
+KernelBinary ptx_binary(TensorMapBoxes maps) {
+  KernelBinary kb;
+  kb.key = "k";
+  kb.contract_text = "c";
+  kb.target = Target::kSm90;
+  kb.format = BinaryFormat::kPtx;
+  kb.symbol = "gatejit_mma_bf16_sigmoid_boundary";
+  kb.geometry = {128, 64, false, 64, 2, 65584};
+  kb.geometry.tensor_maps = maps;
+  kb.toolchain = "tc";
+  kb.report_json = "{}";
+  kb.code = {'.', 'v', 'e', 'r'};
+  return kb;
+}
+
+// "GJKB" | version | meta length | meta | code length | code | XXH3-64, as
+// a writer of `version` laid it out.
+std::vector<uint8_t> blob(uint32_t version, const nlohmann::json &meta, const std::vector<uint8_t> &code) {
+  std::vector<uint8_t> out = {'G', 'J', 'K', 'B'};
+  auto u32 = [&](uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  };
+  auto u64 = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  };
+  const std::string text = meta.dump();
+  u32(version);
+  u32(uint32_t(text.size()));
+  out.insert(out.end(), text.begin(), text.end());
+  u64(code.size());
+  out.insert(out.end(), code.begin(), code.end());
+  u64(XXH3_64bits(out.data(), out.size()));
+  return out;
+}
+
+nlohmann::json meta_of(const std::vector<uint8_t> &encoded) {
+  uint32_t len = 0;
+  for (int i = 0; i < 4; ++i) len |= uint32_t(encoded[8 + i]) << (8 * i);
+  return nlohmann::json::parse(encoded.begin() + 12, encoded.begin() + 12 + len);
+}
+
+TEST(KernelBinary, TensorMapBoxesRoundTrip) {
+  const auto encoded = encode_kernel_binary(ptx_binary({64, 192, 128}));
+  auto decoded = decode_kernel_binary(encoded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_TRUE(decoded->geometry.tensor_maps.any());
+  EXPECT_EQ(decoded->geometry.tensor_maps.box_k, 64u);
+  EXPECT_EQ(decoded->geometry.tensor_maps.weight_rows, 192u);
+  EXPECT_EQ(decoded->geometry.tensor_maps.hidden_rows, 128u);
+  EXPECT_EQ(decoded->geometry.shared_bytes, 65584u);
+
+  auto none = decode_kernel_binary(encode_kernel_binary(ptx_binary({})));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->geometry.tensor_maps.any());
+}
+
+TEST(KernelBinary, VersionOneEntriesDecodeWithoutTensorMaps) {
+  nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary({})));
+  meta.erase("tensor_maps");
+  auto decoded = decode_kernel_binary(blob(1, meta, {'p', 't', 'x'}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_FALSE(decoded->geometry.tensor_maps.any());
+  EXPECT_EQ(decoded->symbol, "gatejit_mma_bf16_sigmoid_boundary");
+}
+
+TEST(KernelBinary, UnknownVersionsAreRefusedNamingThem) {
+  const nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary({64, 64, 64})));
+  for (uint32_t version : {0u, kKernelBinaryVersion + 1}) {
+    auto decoded = decode_kernel_binary(blob(version, meta, {'p'}));
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_EQ(decoded.status().code(), StatusCode::kCorrupt);
+    EXPECT_THAT(decoded.status().message(), HasSubstr("version " + std::to_string(version)));
+  }
+}
+
+// A version-2 entry must say whether its kernel takes tensor maps: one
+// without the field would be launched without the arguments it reads.
+TEST(KernelBinary, VersionTwoWithoutTensorMapsFieldIsCorrupt) {
+  nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary({})));
+  meta.erase("tensor_maps");
+  auto decoded = decode_kernel_binary(blob(2, meta, {'p'}));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_THAT(decoded.status().message(), HasSubstr("tensor_maps"));
+}
+
+TEST(KernelBinary, TensorMapBoxesOutOfRangeAreCorrupt) {
+  for (TensorMapBoxes bad : {TensorMapBoxes{64, 0, 64}, TensorMapBoxes{64, 64, 257}, TensorMapBoxes{512, 64, 64}}) {
+    auto decoded = decode_kernel_binary(encode_kernel_binary(ptx_binary(bad)));
+    ASSERT_FALSE(decoded.ok()) << bad.box_k << " " << bad.weight_rows << " " << bad.hidden_rows;
+    EXPECT_THAT(decoded.status().message(), HasSubstr("tensor map boxes"));
+  }
+  // Only PTX kernels (sm_90) take tensor maps.
+  KernelBinary hsaco = ptx_binary({64, 64, 64});
+  hsaco.target = Target::kGfx950;
+  hsaco.format = BinaryFormat::kHsaco;
+  auto decoded = decode_kernel_binary(encode_kernel_binary(hsaco));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_THAT(decoded.status().message(), HasSubstr("PTX kernels only"));
+}
+
+}  // namespace
+}  // namespace gatejit
