@@ -256,6 +256,7 @@ std::string format_report(const nlohmann::json &r) {
   if (r.contains("workgroup_size")) line("workgroup_size", str(r["workgroup_size"]));
   if (r.contains("grid")) line("grid", str(r["grid"]));
   if (r.contains("dynamic_shared_bytes")) line("dynamic_shared_bytes", str(r["dynamic_shared_bytes"]));
+  if (r.contains("tensor_map_boxes")) line("tensor_map_boxes", str(r["tensor_map_boxes"]));
   if (r.contains("compile_ms")) line("compile_ms", fmt::format("{:.1f}", r["compile_ms"].get<double>()));
   line("code_object_bytes", str(r.value("code_object_bytes", 0)));
   if (r.contains("instructions")) {

@@ -78,6 +78,10 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   (*report)["workgroup_size"] = {plan->geometry.block_x, 1, 1};
   (*report)["grid"] = {plan->geometry.grid_x(c.n), plan->geometry.grid_y(m_launch), plan->geometry.grid_z()};
   if (plan->geometry.shared_bytes) (*report)["dynamic_shared_bytes"] = plan->geometry.shared_bytes;
+  // The TMA boxes the runtime encodes tensor maps for (kernel_binary.h):
+  // [K elements, weight rows, hidden rows].
+  if (const TensorMapBoxes &maps = plan->geometry.tensor_maps; maps.any())
+    (*report)["tensor_map_boxes"] = {maps.box_k, maps.weight_rows, maps.hidden_rows};
   const std::string toolchain = fingerprint();  // hashes every template: once per compile
   (*report)["toolchain"] = toolchain;
   nlohmann::json tuning = nlohmann::json::object();

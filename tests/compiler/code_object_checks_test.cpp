@@ -493,6 +493,7 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_EQ(geo.tensor_maps.box_k, 64u);
     EXPECT_EQ(int64_t(geo.tensor_maps.weight_rows), bn);
     EXPECT_EQ(int64_t(geo.tensor_maps.hidden_rows), bm);
+    EXPECT_EQ(r["tensor_map_boxes"], nlohmann::json({64, bn, bm}));  // the report says what the runtime encodes
     EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 12);  // a barrier and a counter per stage
     // No block barrier in the K loop: one after the barriers' set-up, and
     // the K-split meeting's two.
