@@ -15,8 +15,9 @@
     // has that parity.
     //
     // No block barrier in the K loop: a slot is refilled (with the tile
-    // STAGES - 1 ahead) as soon as every warpgroup's wgmma of the tile that
-    // used it has completed (@stage_refill, after the products). With one
+    // STAGES - WGMMA_PENDING ahead) as soon as every warpgroup's wgmma of
+    // the tile that used it has completed (@stage_refill, after the
+    // products). With one
     // warpgroup its thread 0 issues the copy; with two, each warpgroup's
     // thread 0 counts itself in on the slot's counter (byte BARRIERS + 8
     // STAGES + 4 s, an increment that wraps to 0) and the last to arrive
@@ -68,9 +69,10 @@
       return
     }
 
-    // After the products of tile i: tile i - 1's slot is free once every
-    // warpgroup has seen its wgmma group complete (wait_group 1 in
-    // @tile_products); the last warpgroup to get there refills it.
+    // After the products of tile i: the slot of tile i - WGMMA_PENDING is
+    // free once every warpgroup has seen its wgmma group complete
+    // (wait_group in @tile_products); the last warpgroup to get there
+    // refills it.
     func.func private @stage_refill(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bars: i64, %pick: index,
                                     %stage: ${STAGE_MEMREF},
                                     %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {

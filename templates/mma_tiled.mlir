@@ -175,9 +175,9 @@ ${PICK_STAGE}
             // counts loads, not groups, must wait for all of them in the last
             // STAGES_PENDING tiles.)
             // TMA (REFILL_EARLY false) has no such barrier: each thread waits
-            // for tile i's own mbarrier, and the slot of tile i - 1 is refilled
-            // after the products, once the warpgroups' wgmma of tile i - 1 are
-            // complete (@stage_refill).
+            // for tile i's own mbarrier, and the slot of tile i - WGMMA_PENDING
+            // is refilled after the products, once the warpgroups' wgmma of
+            // that tile are complete (@stage_refill).
             func.call @wait_copies(%i, %ntiles, %bars, %slot) : (index, index, i64, index) -> ()
             func.call @stage_landed() : () -> ()
             func.call @stage_barrier() : () -> ()

@@ -73,10 +73,12 @@ ${WGMMA_UNPACK}
 
     // One stage (slot) of products: four m64nBNk16 instructions of this
     // warp's warpgroup (hidden rows 64 (wm / 4) on) in one group. Returns
-    // with the previous stage's group complete and this one running: the
-    // slot refilled after the next barrier is the one used two stages back
-    // (STAGES_AHEAD = STAGES - 2). (%sub, %wn, %lane: the fragment form's;
-    // BK is 64 here, one part.)
+    // with at most WGMMA_PENDING groups running: 1, the previous stage's
+    // group complete and this one running (the slot refilled is the
+    // previous one: cp.async after the next barrier, two stages back;
+    // TMA at once); or 0 (TMA only), this stage's own group complete, its
+    // slot refilled at once. (%sub, %wn, %lane: the fragment form's; BK is
+    // 64 here, one part.)
     func.func private @tile_products(%stage: ${STAGE_MEMREF}, %sub: index, %wn: index, %wm: index, %lane: index,
                                      %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
       %c0 = arith.constant 0 : index
@@ -117,6 +119,6 @@ ${WGMMA_UNPACK}
           D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
           B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
       nvvm.wgmma.commit.group.sync.aligned
-      nvvm.wgmma.wait.group.sync.aligned 1
+      nvvm.wgmma.wait.group.sync.aligned ${WGMMA_PENDING}
       return %d4 : ${WGMMA_ACC}
     }

@@ -150,7 +150,8 @@ constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one
 // GATEJIT_MMA_TUNING="rt=2,ksplit=4,budget=64": a development override of
 // the mma tables below, for tuning sweeps (bench/mma_sweep.py). It changes
 // code, so the compiler's fingerprint includes it (compiler.cpp). Keys that
-// are not numbers > 0 (or 0 for the switches `tiled`, `wgmma`, `tma`) are
+// are not numbers > 0 (or 0 for the switches `tiled`, `wgmma`, `tma`,
+// `pending`) are
 // ignored.
 std::map<std::string, int64_t, std::less<>> tuning_override() {
   std::map<std::string, int64_t, std::less<>> out;
@@ -166,7 +167,7 @@ std::map<std::string, int64_t, std::less<>> tuning_override() {
     const int64_t value = std::atoll(std::string(item.substr(eq + 1)).c_str());
     // Switches take 0; sizes only positive values.
     const std::string_view key = item.substr(0, eq);
-    if (value > 0 || key == "tiled" || key == "wgmma" || key == "tma") out[std::string(key)] = value;
+    if (value > 0 || key == "tiled" || key == "wgmma" || key == "tma" || key == "pending") out[std::string(key)] = value;
   }
   return out;
 }
@@ -356,6 +357,11 @@ struct TiledTuning {
   // (templates/async_copy_sm90_tma.mlir), one thread per stage, instead of
   // 16-byte cp.async chunks by every thread.
   bool tma = false;
+  // TMA: wgmma groups left running after a stage's products are issued.
+  // 1 keeps the tensor cores fed across stages; 0 waits for them, and frees
+  // the stage just used at once, so one more stage of each block's shared
+  // memory is in flight (where several blocks share an SM, theirs overlap).
+  int64_t wgmma_pending = 1;
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
@@ -448,6 +454,12 @@ TiledTuning tiled_tuning(const Contract &c) {
     take("tma", tma);
     asked.tma = tma != 0;
   }
+  // Where blocks share an SM (every row up to M = 1024), one more stage in
+  // flight beats keeping a wgmma group running (v32); one block per SM
+  // keeps it.
+  if (asked.tma) asked.wgmma_pending = c.m_max > 1024 ? 1 : 0;
+  take("pending", asked.wgmma_pending);
+  asked.wgmma_pending = asked.tma ? std::clamp<int64_t>(asked.wgmma_pending, 0, 1) : 1;
   take("bn", asked.bn);
   if (!asked.wgmma) take("bm", asked.bm);
   take("warps_n", asked.warps_n);
@@ -545,7 +557,9 @@ void plan_mma_tiled(KernelPlan &p) {
   // stage's start (the slot refilled is the one used two tiles back).
   // TMA refills the slot of tile i - 1 after tile i's products are issued
   // and tile i - 1's are complete: STAGES - 1 ahead again.
-  const int64_t ahead = t.wgmma && !t.tma ? t.stages - 2 : t.stages - 1;
+  // With WGMMA_PENDING = 0 the slot of tile i itself is free after its
+  // products: STAGES ahead.
+  const int64_t ahead = !t.wgmma ? t.stages - 1 : !t.tma ? t.stages - 2 : t.stages - t.wgmma_pending;
   set("STAGES_AHEAD", ahead);
   // In flight while the oldest stage is used: STAGES - 2 later stages, as
   // copy groups (sm_90) or as each thread's loads (gfx950 counts loads).
@@ -569,6 +583,7 @@ void plan_mma_tiled(KernelPlan &p) {
   set_fragment_params(P, c);
   P["WGMMA"] = t.wgmma ? "1" : "0";
   if (t.wgmma) set_wgmma_params(P, c, t);
+  set("WGMMA_PENDING", t.wgmma_pending);
   P["PROXY_FENCE"] = t.tma ? "" : "      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}";
   P["ACC"] = t.wgmma ? P["WGMMA_ACC"] : fmt::format("vector<{}x4xf32>", rt * mt);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
@@ -604,7 +619,7 @@ void plan_mma_tiled(KernelPlan &p) {
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
-  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA", "TMA"};
+  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA", "TMA", "WGMMA_PENDING"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) only the K-split flag.
