@@ -358,9 +358,9 @@ struct TiledTuning {
   // 16-byte cp.async chunks by every thread.
   bool tma = false;
   // TMA: wgmma groups left running after a stage's products are issued.
-  // 1 keeps the tensor cores fed across stages; 0 waits for them, and frees
-  // the stage just used at once, so one more stage of each block's shared
-  // memory is in flight (where several blocks share an SM, theirs overlap).
+  // 1 keeps the tensor cores fed across stages; 0 (override pending=0)
+  // waits for them and frees the stage just used at once, so one more
+  // stage of each block's shared memory is in flight.
   int64_t wgmma_pending = 1;
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
@@ -454,10 +454,8 @@ TiledTuning tiled_tuning(const Contract &c) {
     take("tma", tma);
     asked.tma = tma != 0;
   }
-  // Where blocks share an SM (every row up to M = 1024), one more stage in
-  // flight beats keeping a wgmma group running (v32); one block per SM
-  // keeps it.
-  if (asked.tma) asked.wgmma_pending = c.m_max > 1024 ? 1 : 0;
+  // 1 in every row: 0 (one more stage in flight) measured no faster where
+  // blocks share an SM and slower with one block per SM (v32).
   take("pending", asked.wgmma_pending);
   asked.wgmma_pending = asked.tma ? std::clamp<int64_t>(asked.wgmma_pending, 0, 1) : 1;
   take("bn", asked.bn);

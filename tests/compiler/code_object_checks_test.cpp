@@ -503,11 +503,9 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     const std::string wgmma = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", bn, type, type);
     EXPECT_EQ(count_of(ptx, wgmma), 4) << wgmma;
     EXPECT_THAT(ptx, testing::Not(HasSubstr("fence.proxy.async")));  // TMA lands through the async proxy
-    // Groups left running after a stage's products: 0 where blocks share an
-    // SM (the stage just used is refilled at once), 1 with one block per SM.
-    const int64_t pending = tuning.value("WGMMA_PENDING", -1);
-    EXPECT_EQ(pending, c.m > 1024 ? 1 : 0);
-    EXPECT_THAT(ptx, HasSubstr("wgmma.wait_group.sync.aligned \t" + std::to_string(pending) + ";"));
+    // One group left running after a stage's products (the table's; v32).
+    EXPECT_EQ(tuning.value("WGMMA_PENDING", -1), 1);
+    EXPECT_THAT(ptx, HasSubstr("wgmma.wait_group.sync.aligned \t1;"));
     EXPECT_THAT(ptx, testing::Not(HasSubstr("mma.sync")));
     EXPECT_THAT(ptx, testing::Not(testing::ContainsRegex(R"(ld\.shared\.v4)")));
     // The descriptors assume the stages start on a 1024-byte boundary: the
@@ -569,6 +567,22 @@ TEST(PtxCode, TiledStagesFitTheBlocksAskedPerSm) {
           << tuning << " M " << m;
     }
   }
+}
+
+// pending=0 (a sweep knob): each stage's wgmma group is waited for and its
+// slot refilled at once, STAGES tiles ahead (the prologue fills every slot).
+TEST(PtxCode, WgmmaPendingZeroRefillsTheStageJustUsed) {
+  ScopedMmaTuning scoped("pending=0");
+  auto compiled = compiler::compile(seed_with(Target::kSm90, DType::kBF16, 512));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const nlohmann::json &tuning = compiled->report["tuning"];
+  EXPECT_EQ(tuning.value("WGMMA_PENDING", -1), 0);
+  const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+  EXPECT_THAT(ptx, HasSubstr("wgmma.wait_group.sync.aligned \t0;"));
+  EXPECT_THAT(ptx, testing::Not(HasSubstr("wgmma.wait_group.sync.aligned \t1;")));
+  // The prologue issues a stage per slot: two boxes each.
+  const int64_t stages = tuning["STAGES"];
+  EXPECT_GE(count_of(ptx, "cp.async.bulk.tensor.2d"), 2 * stages + 2);
 }
 
 // tma=0 keeps the wgmma products but copies the stages as before, every
