@@ -149,7 +149,7 @@
 
     func.func private @slot_counter_address(%bars: i64, %s: index) -> i64 {
       %c4 = arith.constant 4 : index
-      %after = arith.constant ${COUNTERS} : i64
+      %after = arith.constant ${COUNTERS_AFTER_BARRIERS} : i64
       %off = arith.muli %s, %c4 : index
       %off64 = arith.index_cast %off : index to i64
       %base = arith.addi %bars, %after : i64
@@ -176,7 +176,9 @@
     // completed reads before it refills.
     func.func private @increment_wrapping(%count: i64, %limit: i32) -> i32 {
       %p = llvm.inttoptr %count : i64 to !llvm.ptr<3>
-      // (NVPTX emits the atom without its ordering: the fences carry it.)
+      // (NVPTX emits the atom without its ordering: the fences carry it.
+      // They order the count, not the wgmma reads, which run in the async
+      // proxy: those are complete before the count, as wait_group returned.)
       llvm.fence syncscope("block") release
       %before = llvm.atomicrmw uinc_wrap %p, %limit syncscope("block") acq_rel : !llvm.ptr<3>, i32
       llvm.fence syncscope("block") acquire

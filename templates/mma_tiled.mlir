@@ -49,7 +49,8 @@
 //   ${H_LOADS} ${H_STRIDE} (from the fragment snippet) ${VECS} (= 2: chunks per
 //   lane and row in a 64-K part, as @mma_tiles takes them)
 //   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
-//   ${STAGES} ${STAGES_AHEAD} (tiles in flight ahead: STAGES - 1, wgmma STAGES - 2)
+//   ${STAGES} ${STAGES_AHEAD} (tiles in flight ahead: STAGES - 1; wgmma with
+//   cp.async STAGES - 2; TMA STAGES - WGMMA_PENDING)
 //   ${STAGES_PENDING} (= STAGES_AHEAD - 1) and ${PENDING} (what the target's wait
 //   counts for them: copy groups on sm_90, each thread's loads on gfx950)
 //   ${SPLITS_LAST} ${SPLIT_ROUND} ${SPLIT_ROUNDS_END} (the K-split reduction's rounds)
@@ -63,8 +64,11 @@
 //   ${ACC} (the products' accumulator type)
 //   COPY_ARGS, COPY_SOURCES (a body fragment), COPY_SRC: what the stage
 //   copy reads (tensor map arguments, or the weight and hidden memrefs)
-//   BARRIERS, STAGE_BYTES, WARPGROUPS (TMA: where the stage barriers
-//   start, the bytes each stage expects, the warpgroups that release a slot)
+//   BARRIERS, COUNTERS_AFTER_BARRIERS, STAGE_BYTES, WARPGROUPS (TMA: where
+//   the stage barriers start and the slot counters after them, the bytes
+//   each stage expects, the warpgroups that release a slot)
+//   WGMMA, TMA, WGMMA_PENDING, PROXY_FENCE, WGMMA_* (the products' form:
+//   tile_products_wgmma.mlir)
 //   REFILL_EARLY (true: a slot is refilled before the products, after a
 //   block barrier; false: after the products, by @stage_refill)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which

@@ -151,8 +151,7 @@ constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one
 // the mma tables below, for tuning sweeps (bench/mma_sweep.py). It changes
 // code, so the compiler's fingerprint includes it (compiler.cpp). Keys that
 // are not numbers > 0 (or 0 for the switches `tiled`, `wgmma`, `tma`,
-// `pending`) are
-// ignored.
+// `pending`) are ignored.
 std::map<std::string, int64_t, std::less<>> tuning_override() {
   std::map<std::string, int64_t, std::less<>> out;
   const char *env = std::getenv("GATEJIT_MMA_TUNING");
@@ -320,7 +319,7 @@ constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
 constexpr int64_t kStageBarrierBytes = 12;      // TMA: an mbarrier and a counter per stage, after the stages
-constexpr int64_t kMaxStages = 16;              // TMA: what the barriers' room allows
+constexpr int64_t kMaxStages = 16;              // TMA: the barriers' room the stage fit reserves
 
 // What the tiled form needs to know about a target.
 struct TiledTarget {
@@ -599,13 +598,13 @@ void plan_mma_tiled(KernelPlan &p) {
   // weight and hidden memrefs.
   set("STAGE_BYTES", stage_bytes(t));
   set("BARRIERS", t.stages * stage_bytes(t));
-  set("COUNTERS", t.stages * 8);  // after the barriers, from BARRIERS
+  set("COUNTERS_AFTER_BARRIERS", t.stages * 8);
   set("WARPGROUPS", t.waves / 4);
   P["REFILL_EARLY"] = t.tma ? "false" : "true";
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
     P["COPY_SRC"] = "!llvm.ptr";
-    P["KERNEL_ATTRS"] += ", gatejit.tensor_maps = 2 : i32";
+    P["KERNEL_ATTRS"] += fmt::format(", gatejit.tensor_maps = {} : i32", kTensorMapArgCount);
   } else {
     P["COPY_ARGS"] = "";
     P["COPY_SRC"] = fmt::format("memref<?x{}, #gpu.address_space<global>>", P["T"]);

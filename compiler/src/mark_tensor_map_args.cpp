@@ -9,13 +9,13 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "gatejit/kernel_binary.h"
 #include "passes.h"
 
 namespace gatejit::compiler {
 namespace {
 
 constexpr const char *kTensorMapsAttr = "gatejit.tensor_maps";
-constexpr unsigned kTensorMapBytes = 128;
 constexpr int64_t kTensorMapAlign = 64;
 
 struct MarkTensorMapArgsPass : public mlir::PassWrapper<MarkTensorMapArgsPass, mlir::OperationPass<>> {
@@ -36,7 +36,7 @@ struct MarkTensorMapArgsPass : public mlir::PassWrapper<MarkTensorMapArgsPass, m
         return signalPassFailure();
       }
       mlir::MLIRContext *ctx = fn.getContext();
-      auto bytes = mlir::LLVM::LLVMArrayType::get(mlir::IntegerType::get(ctx, 8), kTensorMapBytes);
+      auto bytes = mlir::LLVM::LLVMArrayType::get(mlir::IntegerType::get(ctx, 8), unsigned(kTensorMapBytes));
       mlir::Builder b(ctx);
       for (unsigned i = args - n; i < args; ++i) {
         auto ptr = llvm::dyn_cast<mlir::LLVM::LLVMPointerType>(fn.getArgument(i).getType());

@@ -107,10 +107,16 @@ class CudaBackend final : public DeviceBackend {
     api_.cuModuleUnload(CUmodule(module));
   }
 
-  Status encode_tensor_map(const TensorMapRequest &r, TensorMap *out) override {
+  Status tensor_maps_available() override {
     GATEJIT_RETURN_IF_ERROR(available());
     if (!api_.cuTensorMapEncodeTiled)
       return device_error("this CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer is needed for TMA kernels)");
+    return Status::Ok();
+  }
+
+  // Runs at every launch of a TMA kernel: the message is built on failure only.
+  Status encode_tensor_map(const TensorMapRequest &r, TensorMap *out) override {
+    GATEJIT_RETURN_IF_ERROR(tensor_maps_available());
     // CUtensorMapDataType UINT16 (a copy moves bits: bf16 and f16 alike),
     // no interleave, 128-byte swizzle (the stages' layout), L2 promotion of
     // 128 bytes, rows past the edge filled with zeros.
@@ -119,12 +125,13 @@ class CudaBackend final : public DeviceBackend {
     const uint64_t strides[1] = {r.ld * 2};
     const unsigned box[2] = {r.box_cols, r.box_rows};
     const unsigned element_strides[2] = {1, 1};
-    return check(api_.cuTensorMapEncodeTiled(out->bytes, kUint16, 2, const_cast<void *>(r.base), dims, strides, box,
-                                             element_strides, kInterleaveNone, kSwizzle128B, kL2Promotion128B,
-                                             kOobFillZero),
-                 "cuTensorMapEncodeTiled(" + std::to_string(r.rows) + " x " + std::to_string(r.cols) + ", ld " +
-                     std::to_string(r.ld) + ", box " + std::to_string(r.box_rows) + " x " +
-                     std::to_string(r.box_cols) + ")");
+    const CUresult result =
+        api_.cuTensorMapEncodeTiled(out->bytes, kUint16, 2, const_cast<void *>(r.base), dims, strides, box,
+                                    element_strides, kInterleaveNone, kSwizzle128B, kL2Promotion128B, kOobFillZero);
+    if (result == CUDA_SUCCESS) return Status::Ok();
+    return check(result, std::string("cuTensorMapEncodeTiled(") + r.what + ": " + std::to_string(r.rows) + " x " +
+                             std::to_string(r.cols) + ", ld " + std::to_string(r.ld) + ", box " +
+                             std::to_string(r.box_rows) + " x " + std::to_string(r.box_cols) + ")");
   }
 
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,

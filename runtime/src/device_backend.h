@@ -28,6 +28,7 @@ struct alignas(64) TensorMap {
 // A row-major 2-D tensor of 16-bit elements and the box a kernel copies of it
 // (kernel_binary.h, TensorMapBoxes).
 struct TensorMapRequest {
+  const char *what = "";  // "weight" | "hidden", for messages
   const void *base = nullptr;
   uint64_t rows = 0, cols = 0;
   uint64_t ld = 0;  // elements between row starts
@@ -50,11 +51,15 @@ class DeviceBackend {
   virtual StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
                                                  uint32_t shared_bytes, ModuleHandle *module_out) = 0;
   virtual void unload_module(int ordinal, ModuleHandle module) = 0;
-  // Encodes a tensor map (128-byte swizzled boxes, zero past the edges).
-  // Only the CUDA backend has them: no gfx950 kernel asks for one.
-  virtual Status encode_tensor_map(const TensorMapRequest &, TensorMap *) {
+  // Whether this backend can encode tensor maps; asked when a kernel that
+  // takes them is loaded, so that a driver without them fails at prepare
+  // or resolve time, not in the middle of a graph capture.
+  virtual Status tensor_maps_available() {
     return unsupported(std::string("tensor maps: the ") + name() + " backend has none (CUDA sm_90 kernels only)");
   }
+  // Encodes a tensor map (128-byte swizzled boxes, zero past the edges).
+  // Only the CUDA backend has them: no gfx950 kernel asks for one.
+  virtual Status encode_tensor_map(const TensorMapRequest &, TensorMap *) { return tensor_maps_available(); }
   // Launches; `args` points at the kernel's argument slots (kKernelArgCount,
   // and kTensorMapArgCount more where its geometry has tensor maps).
   virtual Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,

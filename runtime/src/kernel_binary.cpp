@@ -123,7 +123,7 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     kb.geometry.k_blocks = meta.value("k_blocks", uint32_t(1));
     kb.geometry.shared_bytes = meta.value("shared_bytes", uint32_t(0));
     // Version 2; version 1 kernels take none.
-    if (version >= 2) {
+    if (version >= kKernelBinaryTensorMapsVersion) {
       const auto &maps = meta.at("tensor_maps");
       kb.geometry.tensor_maps = {maps.at("box_k").get<uint32_t>(), maps.at("weight_rows").get<uint32_t>(),
                                  maps.at("hidden_rows").get<uint32_t>()};
@@ -136,11 +136,18 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
   if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0 ||
       kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535 || kb.geometry.shared_bytes > max_shared_bytes(kb.target))
     return corrupt("kernel binary: launch geometry out of range");
-  // TMA boxes: at most 256 elements a side (the hardware's), PTX only.
+  // TMA boxes: a 128-byte swizzle row of K (what the kernel's barriers
+  // expect; another width would leave a stage short and its waiters
+  // spinning), 1-256 rows (the hardware's), one stage of both within the
+  // shared memory, PTX only.
   const TensorMapBoxes &maps = kb.geometry.tensor_maps;
-  if (maps.any() && (kb.format != BinaryFormat::kPtx || maps.box_k > 256 || maps.weight_rows == 0 ||
-                     maps.weight_rows > 256 || maps.hidden_rows == 0 || maps.hidden_rows > 256))
-    return corrupt("kernel binary: tensor map boxes out of range (sides 1-256, PTX kernels only)");
+  const bool no_maps = maps.box_k == 0 && maps.weight_rows == 0 && maps.hidden_rows == 0;
+  if (!no_maps &&
+      (kb.format != BinaryFormat::kPtx || maps.box_k != kTensorMapBoxK || maps.weight_rows == 0 ||
+       maps.weight_rows > 256 || maps.hidden_rows == 0 || maps.hidden_rows > 256 ||
+       uint64_t(maps.weight_rows + maps.hidden_rows) * maps.box_k * 2 > kb.geometry.shared_bytes))
+    return corrupt("kernel binary: tensor map boxes out of range (64 x 1-256 rows within the shared memory, PTX "
+                   "kernels only)");
   kb.code.assign(code_bytes.begin(), code_bytes.end());
   return kb;
 }

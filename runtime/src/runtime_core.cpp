@@ -120,6 +120,7 @@ StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, in
   std::lock_guard<std::mutex> lock(modules_mu_);
   auto it = modules_.find(key);
   if (it != modules_.end()) return it->second.fn;
+  if (kb.geometry.tensor_maps.any()) GATEJIT_RETURN_IF_ERROR(backend.tensor_maps_available());
   ModuleHandle module = nullptr;
   auto fn = backend.load_function(ordinal, kb.code, kb.symbol, kb.geometry.shared_bytes, &module);
   if (!fn.ok()) return fn.status();
@@ -209,9 +210,11 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
                                                         &ldh,    &ldw,    &lda,  &ldo, &maps[0], &maps[1]};
   if (const TensorMapBoxes &boxes = k.geometry.tensor_maps; boxes.any()) {
     GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map(
-        {weight, uint64_t(n), uint64_t(kk), uint64_t(ldw), boxes.box_k, boxes.weight_rows}, &maps[0]));
+        {"weight", weight, uint64_t(n), uint64_t(args.weight.cols), uint64_t(ldw), boxes.box_k, boxes.weight_rows},
+        &maps[0]));
     GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map(
-        {hidden, uint64_t(m), uint64_t(kk), uint64_t(ldh), boxes.box_k, boxes.hidden_rows}, &maps[1]));
+        {"hidden", hidden, uint64_t(m), uint64_t(args.hidden.cols), uint64_t(ldh), boxes.box_k, boxes.hidden_rows},
+        &maps[1]));
   }
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {

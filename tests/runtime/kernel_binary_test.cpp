@@ -81,6 +81,15 @@ TEST(KernelBinary, VersionOneEntriesDecodeWithoutTensorMaps) {
   EXPECT_EQ(decoded->symbol, "gatejit_mma_bf16_sigmoid_boundary");
 }
 
+// A version-1 writer knew no tensor maps: a field of that name there is not
+// read.
+TEST(KernelBinary, VersionOneIgnoresATensorMapsField) {
+  const nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary({64, 64, 64})));
+  auto decoded = decode_kernel_binary(blob(1, meta, {'p'}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_FALSE(decoded->geometry.tensor_maps.any());
+}
+
 TEST(KernelBinary, UnknownVersionsAreRefusedNamingThem) {
   const nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary({64, 64, 64})));
   for (uint32_t version : {0u, kKernelBinaryVersion + 1}) {
@@ -102,11 +111,21 @@ TEST(KernelBinary, VersionTwoWithoutTensorMapsFieldIsCorrupt) {
 }
 
 TEST(KernelBinary, TensorMapBoxesOutOfRangeAreCorrupt) {
-  for (TensorMapBoxes bad : {TensorMapBoxes{64, 0, 64}, TensorMapBoxes{64, 64, 257}, TensorMapBoxes{512, 64, 64}}) {
+  // Rows out of range; a K width other than the kernels' 128-byte swizzle
+  // row (a stage would land short of what its barrier expects); rows
+  // without a width.
+  for (TensorMapBoxes bad : {TensorMapBoxes{64, 0, 64}, TensorMapBoxes{64, 64, 257}, TensorMapBoxes{512, 64, 64},
+                             TensorMapBoxes{32, 64, 64}, TensorMapBoxes{0, 64, 64}}) {
     auto decoded = decode_kernel_binary(encode_kernel_binary(ptx_binary(bad)));
     ASSERT_FALSE(decoded.ok()) << bad.box_k << " " << bad.weight_rows << " " << bad.hidden_rows;
     EXPECT_THAT(decoded.status().message(), HasSubstr("tensor map boxes"));
   }
+  // One stage of both boxes must fit the kernel's shared memory.
+  KernelBinary small = ptx_binary({64, 64, 64});
+  small.geometry.shared_bytes = 64 * 128 * 2 - 16;
+  auto too_big = decode_kernel_binary(encode_kernel_binary(small));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_THAT(too_big.status().message(), HasSubstr("within the shared memory"));
   // Only PTX kernels (sm_90) take tensor maps.
   KernelBinary hsaco = ptx_binary({64, 64, 64});
   hsaco.target = Target::kGfx950;

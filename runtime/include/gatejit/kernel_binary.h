@@ -31,8 +31,11 @@ inline constexpr int kKernelArgBytes = 4 * 8 + 7 * 8;
 // workgroup memory in the 128-byte swizzle; rows past the tensor read as 0.
 inline constexpr int kTensorMapArgCount = 2;
 inline constexpr int kTensorMapBytes = 128;
+inline constexpr uint32_t kTensorMapBoxK = 64;
 struct TensorMapBoxes {
-  uint32_t box_k = 0;  // 0: the kernel takes no tensor maps
+  // 0: the kernel takes no tensor maps; else kTensorMapBoxK, one 128-byte
+  // swizzle row of 16-bit elements.
+  uint32_t box_k = 0;
   uint32_t weight_rows = 0;
   uint32_t hidden_rows = 0;
   bool any() const { return box_k != 0; }
@@ -75,6 +78,7 @@ struct KernelBinary {
 // Version 2 added tensor maps (a version-1 reader would launch such a kernel
 // without them); version 1 entries still decode, with none.
 inline constexpr uint32_t kKernelBinaryVersion = 2;
+inline constexpr uint32_t kKernelBinaryTensorMapsVersion = 2;  // the first with `tensor_maps`
 inline constexpr uint32_t kKernelBinaryOldestVersion = 1;
 // The most dynamic shared memory a block can have on `target`'s devices
 // (sm_90: 227 KiB, opted in; gfx9: 160 KiB of LDS on gfx950, 64 KiB on gfx942).
