@@ -45,27 +45,36 @@
       return %bars : i64
     }
 
-    // Thread 0: expect the stage's bytes on its barrier, then the two boxes
-    // at K = kt BK of weight rows n0.. and hidden rows m0.. (%mlast: the
-    // chunk copies' clamp; the tensor maps bound the rows themselves).
+    // The prologue's stages: thread 0 issues them. (%mlast: the chunk
+    // copies' clamp; the tensor maps bound the rows themselves.)
     func.func private @stage_copy(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bars: i64, %pick: index,
                                   %stage: ${STAGE_MEMREF},
                                   %kt: index, %n0: index, %m0: index, %tid: index, %mlast: index) {
       %c0 = arith.constant 0 : index
       %first = arith.cmpi eq, %tid, %c0 : index
       scf.if %first {
-        %bk = arith.constant ${BK} : index
-        %bn = arith.constant ${BN} : index
-        %k = arith.muli %kt, %bk : index
-        %bar = func.call @stage_barrier_address(%bars, %pick) : (i64, index) -> i64
-        %w_dst = func.call @stage_address(%stage, %c0, %c0) : (${STAGE_MEMREF}, index, index) -> i64
-        %h_dst = func.call @stage_address(%stage, %bn, %c0) : (${STAGE_MEMREF}, index, index) -> i64
-        %k32 = arith.index_cast %k : index to i32
-        %n32 = arith.index_cast %n0 : index to i32
-        %m32 = arith.index_cast %m0 : index to i32
-        func.call @copy_boxes(%w_map, %h_map, %bar, %w_dst, %h_dst, %k32, %n32, %m32)
-            : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32, i32) -> ()
+        func.call @issue_stage(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0)
+            : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index) -> ()
       }
+      return
+    }
+
+    // Expect the stage's bytes on its barrier, then the two boxes at K = kt
+    // BK of weight rows n0.. and hidden rows m0...
+    func.func private @issue_stage(%w_map: !llvm.ptr, %h_map: !llvm.ptr, %bars: i64, %pick: index,
+                                   %stage: ${STAGE_MEMREF}, %kt: index, %n0: index, %m0: index) {
+      %c0 = arith.constant 0 : index
+      %bk = arith.constant ${BK} : index
+      %bn = arith.constant ${BN} : index
+      %k = arith.muli %kt, %bk : index
+      %bar = func.call @stage_barrier_address(%bars, %pick) : (i64, index) -> i64
+      %w_dst = func.call @stage_address(%stage, %c0, %c0) : (${STAGE_MEMREF}, index, index) -> i64
+      %h_dst = func.call @stage_address(%stage, %bn, %c0) : (${STAGE_MEMREF}, index, index) -> i64
+      %k32 = arith.index_cast %k : index to i32
+      %n32 = arith.index_cast %n0 : index to i32
+      %m32 = arith.index_cast %m0 : index to i32
+      func.call @copy_boxes(%w_map, %h_map, %bar, %w_dst, %h_dst, %k32, %n32, %m32)
+          : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32, i32) -> ()
       return
     }
 
@@ -85,9 +94,8 @@
         %count = func.call @slot_counter_address(%bars, %pick) : (i64, index) -> i64
         %last = func.call @count_in(%count, %warpgroups) : (i64, index) -> i1
         scf.if %last {
-          // As thread 0 of the block would: @stage_copy issues from tid 0.
-          func.call @stage_copy(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0, %c0, %mlast)
-              : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
+          func.call @issue_stage(%w_map, %h_map, %bars, %pick, %stage, %kt, %n0, %m0)
+              : (!llvm.ptr, !llvm.ptr, i64, index, ${STAGE_MEMREF}, index, index, index) -> ()
         }
       }
       return

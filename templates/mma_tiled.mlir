@@ -67,7 +67,7 @@
 //   BARRIERS, COUNTERS_AFTER_BARRIERS, STAGE_BYTES, WARPGROUPS (TMA: where
 //   the stage barriers start and the slot counters after them, the bytes
 //   each stage expects, the warpgroups that release a slot)
-//   WGMMA, TMA, WGMMA_PENDING, PROXY_FENCE, WGMMA_* (the products' form:
+//   WGMMA, TMA, WGMMA_PENDING, GENERIC_PROXY_COPIES, WGMMA_* (the products' form:
 //   tile_products_wgmma.mlir)
 //   REFILL_EARLY (true: a slot is refilled before the products, after a
 //   block barrier; false: after the products, by @stage_refill)

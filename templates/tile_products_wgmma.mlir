@@ -29,9 +29,12 @@
     // landed through the generic proxy (cp.async) must be ordered before
     // those reads, ahead of the barrier that releases the stage; TMA writes
     // through the async proxy itself, and the stage's mbarrier orders them
-    // (PROXY_FENCE: the fence, or nothing).
+    // (GENERIC_PROXY_COPIES: whether the copies were cp.async).
     func.func private @stage_landed() {
-${PROXY_FENCE}
+      %generic = arith.constant ${GENERIC_PROXY_COPIES}
+      scf.if %generic {
+        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      }
       return
     }
 

@@ -318,7 +318,9 @@ constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeli
 constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async_copy_gfx950.mlir
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
-constexpr int64_t kStageBarrierBytes = 12;      // TMA: an mbarrier and a counter per stage, after the stages
+constexpr int64_t kMbarrierBytes = 8;           // TMA: a stage's mbarrier, after the stages
+constexpr int64_t kSlotCounterBytes = 4;        // TMA: a slot's release counter, after the barriers
+constexpr int64_t kStageBarrierBytes = kMbarrierBytes + kSlotCounterBytes;
 constexpr int64_t kMaxStages = 16;              // TMA: the barriers' room the stage fit reserves
 
 // What the tiled form needs to know about a target.
@@ -581,7 +583,7 @@ void plan_mma_tiled(KernelPlan &p) {
   P["WGMMA"] = t.wgmma ? "1" : "0";
   if (t.wgmma) set_wgmma_params(P, c, t);
   set("WGMMA_PENDING", t.wgmma_pending);
-  P["PROXY_FENCE"] = t.tma ? "" : "      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}";
+  P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
   P["ACC"] = t.wgmma ? P["WGMMA_ACC"] : fmt::format("vector<{}x4xf32>", rt * mt);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
@@ -598,7 +600,7 @@ void plan_mma_tiled(KernelPlan &p) {
   // weight and hidden memrefs.
   set("STAGE_BYTES", stage_bytes(t));
   set("BARRIERS", t.stages * stage_bytes(t));
-  set("COUNTERS_AFTER_BARRIERS", t.stages * 8);
+  set("COUNTERS_AFTER_BARRIERS", t.stages * kMbarrierBytes);
   set("WARPGROUPS", t.waves / 4);
   P["REFILL_EARLY"] = t.tma ? "false" : "true";
   if (t.tma) {
