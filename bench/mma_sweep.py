@@ -3,6 +3,8 @@
 different tuning overrides (GATEJIT_MMA_TUNING, one bundle per variant, made by
 scripts/prepare_device.sh), timed with gpu_bench.py's method (graph_timing.py:
 CUDA-graph replays over rotating tensor sets past the L2), in one process and one run.
+Every variant's result is checked first, except those named probe*: kernels built
+with a stage left out on purpose, to time the rest (docs/perf-notes.md, v34).
 
     python3 bench/mma_sweep.py --bundle default=.device/kernels.gjb --bundle rt2=.device/sweep-rt2.gjb \
         --m 1 2 8 16 32 64 128 --json sweep.json
@@ -63,7 +65,9 @@ def main() -> int:
                 outs[0].fill_(float("nan"))
                 rt.gate_epilogue(hs[0], ws[0], ats[0], out=outs[0])
                 err = float((outs[0].float() - ref).abs().max())
-                if not math.isfinite(err) or err > 0.05:
+                # Variants named probe*: kernels with a stage left out on
+                # purpose (time one part of the kernel), timed, not checked.
+                if not name.startswith("probe") and (not math.isfinite(err) or err > 0.05):
                     raise RuntimeError(f"wrong result (max |diff| {err})")
                 us, _ = timer.measure(lambda i: rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i]), sets)
                 row[name] = round(us, 3)

@@ -71,6 +71,10 @@
 //   tile_products_wgmma.mlir)
 //   REFILL_EARLY (true: a slot is refilled before the products, after a
 //   block barrier; false: after the products, by @stage_refill)
+//   EPILOGUE_STAGED, EPI_LD, EPI_TILE_FLOATS, EPI_PIECES, EPI_PIECES_PER_ROW,
+//   EPI_PIECES_PER_THREAD (the epilogue through a BM x BN tile of workgroup
+//   memory, in 8-element row pieces; false: element by element from the
+//   accumulator layout)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
@@ -254,44 +258,198 @@ ${PICK_STAGE}
         %rt = arith.constant ${RT} : index
         %tile_w = arith.constant ${TILE_W} : index
         %c16 = arith.constant 16 : index
-        %n = arith.constant ${N} : index
-        %lda = arith.constant ${LDA} : index
-        %ldo = arith.constant ${LDO} : index
+        %lda_c = arith.constant ${LDA} : index
+        %ldo_c = arith.constant ${LDO} : index
         %wn_rows = arith.muli %wn, %rt : index
         %wn_base = arith.muli %wn_rows, %tile_w : index
         %w_base = arith.addi %n0, %wn_base : index
         %wm_tiles = arith.muli %wm, %mt : index
         %wm_base = arith.muli %wm_tiles, %c16 : index
         %h_base = arith.addi %m0, %wm_base : index
-        scf.for %e = %c0 to %tiles_c step %c1 {
-          scf.for %q = %c0 to %c4 step %c1 {
-            %r = arith.divui %e, %mt : index
-            %t = arith.remui %e, %mt : index
-            %h_in = func.call @lane_c_h(%lane, %q) : (index, index) -> index
-            %w_in = func.call @lane_c_w(%lane, %q) : (index, index) -> index
-            %t16 = arith.muli %t, %c16 : index
-            %h_off = arith.addi %t16, %h_in : index
-            %row = arith.addi %h_base, %h_off : index
-            %r_w = arith.muli %r, %tile_w : index
-            %w_off = arith.addi %r_w, %w_in : index
-            %col = arith.addi %w_base, %w_off : index
-            %row_ok = arith.cmpi ult, %row, %m_i : index
-            %col_ok = arith.cmpi ult, %col, %n : index
-            %in = arith.andi %row_ok, %col_ok : i1
-            scf.if %in {
+        %staged = arith.constant ${EPILOGUE_STAGED}
+        scf.if %staged {
+          // Staged through workgroup memory (the stages are free once every
+          // warp is past its products): each lane writes its f32 products
+          // into a BM x BN tile (rows EPI_LD floats apart, which puts a
+          // warp's 8 rows on distinct bank octets), then each thread takes
+          // 8-element row pieces: 16-byte attn loads and out stores, a warp
+          // covering whole rows, where the accumulator layout gave 2-byte
+          // accesses spread over 8 rows (v34: that epilogue took 16 of
+          // M = 2048's 76 us).
+          %tile = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
+              to memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>
+          %epi_ld = arith.constant ${EPI_LD} : index
+          gpu.barrier
+          scf.for %e = %c0 to %tiles_c step %c1 {
+            scf.for %q = %c0 to %c4 step %c1 {
+              %a_idx, %o_idx, %in = func.call @epilogue_element(%e, %q, %lane, %h_base, %w_base, %m_i)
+                  : (index, index, index, index, index, index) -> (index, index, i1)
+              %row_l, %col_l = func.call @element_in_tile(%e, %q, %lane, %wn, %wm)
+                  : (index, index, index, index, index) -> (index, index)
               %dot = vector.extract %done#0[%e, %q] : f32 from vector<${TILES}x4xf32>
-              %a_row = arith.muli %row, %lda : index
+              %t_row = arith.muli %row_l, %epi_ld : index
+              %t_idx = arith.addi %t_row, %col_l : index
+              memref.store %dot, %tile[%t_idx] : memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>
+            } {gatejit.unroll}
+          } {gatejit.unroll}
+          gpu.barrier
+          // Piece p of this thread: tile piece tid + p BLOCK, row piece /
+          // (BN / 8), columns 8 (piece mod (BN / 8)) on. Every attn piece is
+          // loaded before any out piece is stored (out may be attn).
+          %per_thread = arith.constant ${EPI_PIECES_PER_THREAD} : index
+          %a_none = arith.constant dense<0.0> : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+          %attn_p = scf.for %p = %c0 to %per_thread step %c1 iter_args(%va = %a_none) -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
+            %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
+                : (index, index, index, index, index) -> (index, index, index, index, i1)
+            %va2 = scf.if %in -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
+              %a_row = arith.muli %row, %lda_c : index
               %a_idx = arith.addi %a_row, %col : index
-              %o_row = arith.muli %row, %ldo : index
+              %x = vector.load %attn[%a_idx] {alignment = 16} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
+              %vi = vector.insert %x, %va[%p] : vector<8x${T}> into vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+              scf.yield %vi : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+            } else {
+              scf.yield %va : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+            }
+            scf.yield %va2 : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+          } {gatejit.unroll}
+          scf.for %p = %c0 to %per_thread step %c1 {
+            %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
+                : (index, index, index, index, index) -> (index, index, index, index, i1)
+            scf.if %in {
+              %t_row = arith.muli %row_l, %epi_ld : index
+              %t_idx = arith.addi %t_row, %col_l : index
+              %dots = vector.load %tile[%t_idx] {alignment = 16} : memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+              %av = vector.extract %attn_p[%p] : vector<8x${T}> from vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+              %o_none = arith.constant dense<0.0> : vector<8x${T}>
+              %c8 = arith.constant 8 : index
+              %ov = scf.for %j = %c0 to %c8 step %c1 iter_args(%vo = %o_none) -> (vector<8x${T}>) {
+                %d = vector.extract %dots[%j] : f32 from vector<8xf32>
+                %a = vector.extract %av[%j] : ${T} from vector<8x${T}>
+                %o = func.call @gate_epilogue(%d, %a) : (f32, ${T}) -> ${T}
+                %vo2 = vector.insert %o, %vo[%j] : ${T} into vector<8x${T}>
+                scf.yield %vo2 : vector<8x${T}>
+              } {gatejit.unroll}
+              %o_row = arith.muli %row, %ldo_c : index
               %o_idx = arith.addi %o_row, %col : index
-              %av = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-              %o = func.call @gate_epilogue(%dot, %av) : (f32, ${T}) -> ${T}
-              memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+              vector.store %ov, %out[%o_idx] {alignment = 16} : memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
             }
           } {gatejit.unroll}
-        } {gatejit.unroll}
+        } else {
+          // Every element's attn first, then every output. `out` may be
+          // `attn` itself (in place), so no load may move past an earlier
+          // store: element by element, each would wait for its own round
+          // trip (v34 measured that chain as most of a block's epilogue).
+          // Each element is read and written by its own lane only, so
+          // reading all before writing any is the same result in place.
+          %a_none = arith.constant dense<0.0> : vector<${TILES}x4x${T}>
+          %a_zero = arith.constant 0.0 : ${T}
+          %attn_v = scf.for %e = %c0 to %tiles_c step %c1 iter_args(%va = %a_none) -> (vector<${TILES}x4x${T}>) {
+            %va_e = scf.for %q = %c0 to %c4 step %c1 iter_args(%vq = %va) -> (vector<${TILES}x4x${T}>) {
+              %a_idx, %o_idx, %in = func.call @epilogue_element(%e, %q, %lane, %h_base, %w_base, %m_i)
+                  : (index, index, index, index, index, index) -> (index, index, i1)
+              %av = scf.if %in -> (${T}) {
+                %x = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+                scf.yield %x : ${T}
+              } else {
+                scf.yield %a_zero : ${T}
+              }
+              %vq2 = vector.insert %av, %vq[%e, %q] : ${T} into vector<${TILES}x4x${T}>
+              scf.yield %vq2 : vector<${TILES}x4x${T}>
+            } {gatejit.unroll}
+            scf.yield %va_e : vector<${TILES}x4x${T}>
+          } {gatejit.unroll}
+          scf.for %e = %c0 to %tiles_c step %c1 {
+            scf.for %q = %c0 to %c4 step %c1 {
+              %a_idx, %o_idx, %in = func.call @epilogue_element(%e, %q, %lane, %h_base, %w_base, %m_i)
+                  : (index, index, index, index, index, index) -> (index, index, i1)
+              scf.if %in {
+                %dot = vector.extract %done#0[%e, %q] : f32 from vector<${TILES}x4xf32>
+                %av = vector.extract %attn_v[%e, %q] : ${T} from vector<${TILES}x4x${T}>
+                %o = func.call @gate_epilogue(%dot, %av) : (f32, ${T}) -> ${T}
+                memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+              }
+            } {gatejit.unroll}
+          } {gatejit.unroll}
+        }
       }
       gpu.return
+    }
+
+    // Accumulator element q of tile e of this lane: its attn and out
+    // indices, and whether it is inside the M x N output.
+    func.func private @epilogue_element(%e: index, %q: index, %lane: index, %h_base: index, %w_base: index,
+                                        %m_i: index) -> (index, index, i1) {
+      %mt = arith.constant ${MT} : index
+      %tile_w = arith.constant ${TILE_W} : index
+      %c16 = arith.constant 16 : index
+      %n = arith.constant ${N} : index
+      %lda = arith.constant ${LDA} : index
+      %ldo = arith.constant ${LDO} : index
+      %r = arith.divui %e, %mt : index
+      %t = arith.remui %e, %mt : index
+      %h_in = func.call @lane_c_h(%lane, %q) : (index, index) -> index
+      %w_in = func.call @lane_c_w(%lane, %q) : (index, index) -> index
+      %t16 = arith.muli %t, %c16 : index
+      %h_off = arith.addi %t16, %h_in : index
+      %row = arith.addi %h_base, %h_off : index
+      %r_w = arith.muli %r, %tile_w : index
+      %w_off = arith.addi %r_w, %w_in : index
+      %col = arith.addi %w_base, %w_off : index
+      %row_ok = arith.cmpi ult, %row, %m_i : index
+      %col_ok = arith.cmpi ult, %col, %n : index
+      %in = arith.andi %row_ok, %col_ok : i1
+      %a_row = arith.muli %row, %lda : index
+      %a_idx = arith.addi %a_row, %col : index
+      %o_row = arith.muli %row, %ldo : index
+      %o_idx = arith.addi %o_row, %col : index
+      return %a_idx, %o_idx, %in : index, index, i1
+    }
+
+    // Accumulator element q of tile e of this lane: its row and column in
+    // the block's BM x BN output tile.
+    func.func private @element_in_tile(%e: index, %q: index, %lane: index, %wn: index, %wm: index) -> (index, index) {
+      %mt = arith.constant ${MT} : index
+      %rt = arith.constant ${RT} : index
+      %tile_w = arith.constant ${TILE_W} : index
+      %c16 = arith.constant 16 : index
+      %r = arith.divui %e, %mt : index
+      %t = arith.remui %e, %mt : index
+      %h_in = func.call @lane_c_h(%lane, %q) : (index, index) -> index
+      %w_in = func.call @lane_c_w(%lane, %q) : (index, index) -> index
+      %wm_tiles = arith.muli %wm, %mt : index
+      %wm_t = arith.addi %wm_tiles, %t : index
+      %wm_rows = arith.muli %wm_t, %c16 : index
+      %row = arith.addi %wm_rows, %h_in : index
+      %wn_tiles = arith.muli %wn, %rt : index
+      %wn_r = arith.addi %wn_tiles, %r : index
+      %wn_cols = arith.muli %wn_r, %tile_w : index
+      %col = arith.addi %wn_cols, %w_in : index
+      return %row, %col : index, index
+    }
+
+    // Row piece p of thread tid in the staged epilogue: its output row and
+    // column, its place in the tile, and whether it is inside the output
+    // (N is a multiple of 8 here: a piece is wholly in or out).
+    func.func private @epilogue_piece(%p: index, %tid: index, %m0: index, %n0: index, %m_i: index)
+        -> (index, index, index, index, i1) {
+      %block = arith.constant ${BLOCK} : index
+      %per_row = arith.constant ${EPI_PIECES_PER_ROW} : index
+      %pieces = arith.constant ${EPI_PIECES} : index
+      %n = arith.constant ${N} : index
+      %c8 = arith.constant 8 : index
+      %p_block = arith.muli %p, %block : index
+      %piece = arith.addi %tid, %p_block : index
+      %row_l = arith.divui %piece, %per_row : index
+      %in_row = arith.remui %piece, %per_row : index
+      %col_l = arith.muli %in_row, %c8 : index
+      %row = arith.addi %m0, %row_l : index
+      %col = arith.addi %n0, %col_l : index
+      %piece_ok = arith.cmpi ult, %piece, %pieces : index
+      %row_ok = arith.cmpi ult, %row, %m_i : index
+      %col_ok = arith.cmpi ult, %col, %n : index
+      %rc = arith.andi %row_ok, %col_ok : i1
+      %in = arith.andi %rc, %piece_ok : i1
+      return %row, %col, %row_l, %col_l, %in : index, index, index, index, i1
     }
 
     // Byte address of element (row, col) of a stage (the view's offset

@@ -52,17 +52,21 @@
       return %d : i64
     }
 
-    // The accumulator lives in wgmma's registers for the whole K loop; the
-    // last group is waited for before it is read.
-    func.func private @acc_begin() -> ${WGMMA_ACC} {
+    // The accumulators live in wgmma's registers for the whole K loop; the
+    // last group is waited for before they are read. ACC is an array of
+    // WGMMA_ACCS accumulators of the warpgroup's tile: the K steps of a
+    // stage take them in turn (WGMMA_ACC_OF_K0-3), so that WGMMA_ACCS chains
+    // of dependent instructions run side by side (one chain issues an
+    // instruction only when its previous one has completed, whatever its
+    // n). Their sum, in array order, is the tile's product.
+    func.func private @acc_begin() -> ${ACC} {
       %z = arith.constant dense<0.0> : vector<${TILES}x4xf32>
       %s = func.call @acc_to_struct(%z) : (vector<${TILES}x4xf32>) -> ${WGMMA_ACC}
-      return %s : ${WGMMA_ACC}
+${WGMMA_ACCS_BEGIN}
     }
-    func.func private @acc_end(%s: ${WGMMA_ACC}) -> vector<${TILES}x4xf32> {
+    func.func private @acc_end(%d: ${ACC}) -> vector<${TILES}x4xf32> {
       nvvm.wgmma.wait.group.sync.aligned 0
-      %v = func.call @struct_to_acc(%s) : (${WGMMA_ACC}) -> vector<${TILES}x4xf32>
-      return %v : vector<${TILES}x4xf32>
+${WGMMA_ACCS_END}
     }
 
     func.func private @acc_to_struct(%acc: vector<${TILES}x4xf32>) -> ${WGMMA_ACC} {
@@ -83,7 +87,7 @@ ${WGMMA_UNPACK}
     // slot refilled at once. (%sub, %wn, %lane: the fragment form's; BK is
     // 64 here, one part.)
     func.func private @tile_products(%stage: ${STAGE_MEMREF}, %sub: index, %wn: index, %wm: index, %lane: index,
-                                     %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
+                                     %d0: ${ACC}) -> ${ACC} {
       %c0 = arith.constant 0 : index
       %c4 = arith.constant 4 : index
       %w_rows = arith.constant ${BN} : index
@@ -93,12 +97,12 @@ ${WGMMA_UNPACK}
       %h_row0 = arith.addi %w_rows, %wg_row0 : index
       %w_a = func.call @stage_address(%stage, %c0, %c0) : (${STAGE_MEMREF}, index, index) -> i64
       %h_a = func.call @stage_address(%stage, %h_row0, %c0) : (${STAGE_MEMREF}, index, index) -> i64
-      %d4 = func.call @wgmma_stage(%w_a, %h_a, %d0) : (i64, i64, ${WGMMA_ACC}) -> ${WGMMA_ACC}
-      return %d4 : ${WGMMA_ACC}
+      %d4 = func.call @wgmma_stage(%w_a, %h_a, %d0) : (i64, i64, ${ACC}) -> ${ACC}
+      return %d4 : ${ACC}
     }
     // The instructions of one stage, on workgroup byte addresses (NVVM ops
     // have no inliner interface: the callee takes no memref).
-    func.func private @wgmma_stage(%w_a: i64, %h_a: i64, %d0: ${WGMMA_ACC}) -> ${WGMMA_ACC} {
+    func.func private @wgmma_stage(%w_a: i64, %h_a: i64, %d0: ${ACC}) -> ${ACC} {
       %k16 = arith.constant 2 : i64
       %w0 = func.call @smem_desc(%w_a) : (i64) -> i64
       %h0 = func.call @smem_desc(%h_a) : (i64) -> i64
@@ -109,19 +113,27 @@ ${WGMMA_UNPACK}
       %w3 = arith.addi %w2, %k16 : i64
       %h3 = arith.addi %h2, %k16 : i64
       nvvm.wgmma.fence.aligned
-      %d1 = nvvm.wgmma.mma_async %h0, %w0, %d0, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+      %x0 = llvm.extractvalue %d0[${WGMMA_ACC_OF_K0}] : ${ACC}
+      %y0 = nvvm.wgmma.mma_async %h0, %w0, %x0, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
           D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
           B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
-      %d2 = nvvm.wgmma.mma_async %h1, %w1, %d1, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+      %d1 = llvm.insertvalue %y0, %d0[${WGMMA_ACC_OF_K0}] : ${ACC}
+      %x1 = llvm.extractvalue %d1[${WGMMA_ACC_OF_K1}] : ${ACC}
+      %y1 = nvvm.wgmma.mma_async %h1, %w1, %x1, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
           D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
           B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
-      %d3 = nvvm.wgmma.mma_async %h2, %w2, %d2, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+      %d2 = llvm.insertvalue %y1, %d1[${WGMMA_ACC_OF_K1}] : ${ACC}
+      %x2 = llvm.extractvalue %d2[${WGMMA_ACC_OF_K2}] : ${ACC}
+      %y2 = nvvm.wgmma.mma_async %h2, %w2, %x2, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
           D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
           B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
-      %d4 = nvvm.wgmma.mma_async %h3, %w3, %d3, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
+      %d3 = llvm.insertvalue %y2, %d2[${WGMMA_ACC_OF_K2}] : ${ACC}
+      %x3 = llvm.extractvalue %d3[${WGMMA_ACC_OF_K3}] : ${ACC}
+      %y3 = nvvm.wgmma.mma_async %h3, %w3, %x3, #nvvm.shape<m = 64, n = ${BN}, k = 16>,
           D [<f32>, #nvvm.wgmma_scale_out<one>], A [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<row>],
           B [<${WGMMA_TYPE}>, #nvvm.wgmma_scale_in<one>, #nvvm.mma_layout<col>] : ${WGMMA_ACC} -> ${WGMMA_ACC}
+      %d4 = llvm.insertvalue %y3, %d3[${WGMMA_ACC_OF_K3}] : ${ACC}
       nvvm.wgmma.commit.group.sync.aligned
       nvvm.wgmma.wait.group.sync.aligned ${WGMMA_PENDING}
-      return %d4 : ${WGMMA_ACC}
+      return %d4 : ${ACC}
     }

@@ -318,6 +318,7 @@ constexpr int64_t kTiledMinKTilesPerSplit = 4;  // enough K tiles for the pipeli
 constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async_copy_gfx950.mlir
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
+constexpr int64_t kWgmmaMaxAccRegisters = 192;  // of a thread's 255, for its accumulators
 constexpr int64_t kMbarrierBytes = 8;           // TMA: a stage's mbarrier, after the stages
 constexpr int64_t kSlotCounterBytes = 4;        // TMA: a slot's release counter, after the barriers
 constexpr int64_t kStageBarrierBytes = kMbarrierBytes + kSlotCounterBytes;
@@ -363,6 +364,11 @@ struct TiledTuning {
   // waits for them and frees the stage just used at once, so one more
   // stage of each block's shared memory is in flight.
   int64_t wgmma_pending = 1;
+  // wgmma: accumulators per warpgroup, the K steps of a stage taking them
+  // in turn (1, 2 or 4; override accs=N). A chain of instructions on one
+  // accumulator advances one instruction per wgmma latency, whatever its
+  // n; more chains keep the tensor cores busy with narrow tiles.
+  int64_t accs = 1;
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
@@ -389,7 +395,8 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
   return t.warps_n >= 1 && t.waves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
          t.bm % rows_per_pass == 0 && t.bn % (fragment_shape(target).tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
          (t.wgmma ? 3 : 2) * stage_bytes(t) <= tt.smem_limit &&
-         (!t.wgmma || (t.bm == kWgmmaM * t.waves / 4 && t.bk == 64 && t.warps_n == 1 && t.bn <= kWgmmaMaxN));
+         (!t.wgmma || (t.bm == kWgmmaM * t.waves / 4 && t.bk == 64 && t.warps_n == 1 && t.bn <= kWgmmaMaxN &&
+                       t.accs * t.bn / 2 <= kWgmmaMaxAccRegisters));
 }
 
 // The sm_90 table, from the v25 sweeps on the H200 (N = 1536, K = 7168;
@@ -459,6 +466,8 @@ TiledTuning tiled_tuning(const Contract &c) {
   // blocks share an SM and slower with one block per SM (v32).
   take("pending", asked.wgmma_pending);
   asked.wgmma_pending = asked.tma ? std::clamp<int64_t>(asked.wgmma_pending, 0, 1) : 1;
+  take("accs", asked.accs);
+  if (!asked.wgmma || (asked.accs != 1 && asked.accs != 2 && asked.accs != 4)) asked.accs = 1;
   take("bn", asked.bn);
   if (!asked.wgmma) take("bm", asked.bm);
   take("warps_n", asked.warps_n);
@@ -519,7 +528,51 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
   P["WGMMA_ACC"] = acc;
   P["WGMMA_PACK"] = pack;
   P["WGMMA_UNPACK"] = unpack;
+  // WGMMA_ACCS accumulators (an array; ACC), K step s of a stage into
+  // accumulator s mod WGMMA_ACCS; begun as zeros and summed in array order.
+  const std::string accs = fmt::format("!llvm.array<{} x {}>", t.accs, acc);
+  std::string begin = fmt::format("      %a0 = llvm.mlir.poison : {}\n", accs);
+  std::string end = fmt::format("      %e0 = llvm.extractvalue %d[0] : {}\n"
+                                "      %sum0 = func.call @struct_to_acc(%e0) : ({}) -> {}\n",
+                                accs, acc, vec);
+  for (int64_t a = 0; a < t.accs; ++a) {
+    begin += fmt::format("      %a{0} = llvm.insertvalue %s, %a{1}[{1}] : {2}\n", a + 1, a, accs);
+    if (a == 0) continue;
+    end += fmt::format("      %e{0} = llvm.extractvalue %d[{0}] : {1}\n"
+                       "      %v{0} = func.call @struct_to_acc(%e{0}) : ({2}) -> {3}\n"
+                       "      %sum{0} = arith.addf %sum{4}, %v{0} : {3}\n",
+                       a, accs, acc, vec, a - 1);
+  }
+  begin += fmt::format("      return %a{} : {}", t.accs, accs);
+  end += fmt::format("      return %sum{} : {}", t.accs - 1, vec);
+  P["WGMMA_ACCS"] = accs;
+  P["WGMMA_ACCS_BEGIN"] = begin;
+  P["WGMMA_ACCS_END"] = end;
+  for (int64_t s = 0; s < 4; ++s) P[fmt::format("WGMMA_ACC_OF_K{}", s)] = fmt::format("{}", s % t.accs);
   P["WGMMA_TYPE"] = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
+}
+
+// The epilogue staged through workgroup memory (mma_tiled.mlir): on sm_90,
+// whose stages are dynamic workgroup memory that the BM x BN f32 tile fits
+// in, where 8-element row pieces are whole 16-byte accesses (N a multiple
+// of 8, every base and row stride 16-byte aligned). Rows EPI_LD = BN + pad
+// floats apart, EPI_LD = 8 mod 32: the accumulator layout's 8 rows x 4
+// lanes of one store land on 4 bank octets twice, the fewest wavefronts
+// for 32 scalar stores of 8 rows.
+void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
+  const int64_t ld = t.bn + ((8 - t.bn) % 32 + 32) % 32;
+  const int64_t floats = t.bm * ld;
+  const int64_t per_row = t.bn / 8;
+  const int64_t pieces = t.bm * per_row;
+  const bool staged = !target_is_amdgpu(c.target) && c.align >= 16 && c.n % 8 == 0 && t.bn % 8 == 0 &&
+                      floats * 4 <= t.stages * stage_bytes(t);
+  P["EPILOGUE_STAGED"] = staged ? "true" : "false";
+  P["EPI_STAGED"] = staged ? "1" : "0";
+  P["EPI_LD"] = fmt::format("{}", ld);
+  P["EPI_TILE_FLOATS"] = fmt::format("{}", floats);
+  P["EPI_PIECES"] = fmt::format("{}", pieces);
+  P["EPI_PIECES_PER_ROW"] = fmt::format("{}", per_row);
+  P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", (pieces + block - 1) / block);
 }
 
 void plan_mma_tiled(KernelPlan &p) {
@@ -584,7 +637,7 @@ void plan_mma_tiled(KernelPlan &p) {
   if (t.wgmma) set_wgmma_params(P, c, t);
   set("WGMMA_PENDING", t.wgmma_pending);
   P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
-  P["ACC"] = t.wgmma ? P["WGMMA_ACC"] : fmt::format("vector<{}x4xf32>", rt * mt);
+  P["ACC"] = t.wgmma ? P["WGMMA_ACCS"] : fmt::format("vector<{}x4xf32>", rt * mt);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   P["STAGE_MEMREF"] = fmt::format("memref<{}x{}x{}, strided<[{}, 1], offset: ?>, #gpu.address_space<workgroup>>",
@@ -612,13 +665,16 @@ void plan_mma_tiled(KernelPlan &p) {
     P["COPY_SRC"] = fmt::format("memref<?x{}, #gpu.address_space<global>>", P["T"]);
   }
   p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
+  set_staged_epilogue_params(P, c, t, block);
   p.template_file = "mma_tiled";
   p.snippets = {fragment_snippet(c.target)};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
-  p.tuning_keys = {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "WGMMA", "TMA", "WGMMA_PENDING"};
+  set("ACCS", t.accs);
+  p.tuning_keys = {"BN",  "BM",  "BK",           "STAGES", "SPLITS",
+                   "WARPS_N", "WGMMA", "TMA", "WGMMA_PENDING", "ACCS", "EPI_STAGED"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) only the K-split flag.

@@ -495,9 +495,9 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_EQ(int64_t(geo.tensor_maps.hidden_rows), bm);
     EXPECT_EQ(r["tensor_map_boxes"], nlohmann::json({64, bn, bm}));  // the report says what the runtime encodes
     EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 12);  // a barrier and a counter per stage
-    // No block barrier in the K loop: one after the barriers' set-up, and
-    // the K-split meeting's two.
-    EXPECT_EQ(count_of(ptx, "bar.sync"), splits > 1 ? 3 : 1);
+    // No block barrier in the K loop: one after the barriers' set-up, the
+    // K-split meeting's two and the staged epilogue's two.
+    EXPECT_EQ(count_of(ptx, "bar.sync"), (splits > 1 ? 3 : 1) + 2);
     // Two warpgroups count themselves in to free a slot; one needs no count.
     EXPECT_EQ(count_of(ptx, "atom.shared.inc.u32"), bm / 64 > 1 ? 1 : 0);
     const std::string wgmma = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", bn, type, type);
@@ -507,7 +507,11 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_EQ(tuning.value("WGMMA_PENDING", -1), 1);
     EXPECT_THAT(ptx, HasSubstr("wgmma.wait_group.sync.aligned \t1;"));
     EXPECT_THAT(ptx, testing::Not(HasSubstr("mma.sync")));
-    EXPECT_THAT(ptx, testing::Not(testing::ContainsRegex(R"(ld\.shared\.v4)")));
+    // The products read no shared memory through registers: the only
+    // 16-byte shared loads are the staged epilogue's, two per 8-element
+    // piece of the output tile.
+    const int64_t pieces_per_thread = (bm * bn / 8 + 128 * (bm / 64) - 1) / (128 * (bm / 64));
+    EXPECT_EQ(count_of(ptx, "ld.shared.v4.b32"), 2 * pieces_per_thread);
     // The descriptors assume the stages start on a 1024-byte boundary: the
     // dynamic shared memory is the kernel's only shared variable.
     EXPECT_EQ(count_of(ptx, ".shared .align"), 1);
@@ -515,6 +519,11 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_EQ(r["workgroup_size"][0].get<int64_t>(), 128 * (bm / 64));  // a warpgroup per 64 hidden rows
   }
   EXPECT_THAT(ptx, testing::Not(HasSubstr(".local")));
+  // N = 1536: the epilogue goes through shared memory, whole 16-byte
+  // pieces of attn and out; no 2-byte global access is left.
+  EXPECT_EQ(tuning.value("EPI_STAGED", -1), 1);
+  EXPECT_THAT(ptx, testing::Not(HasSubstr("ld.global.b16")));
+  EXPECT_THAT(ptx, testing::Not(HasSubstr("st.global.b16")));
   // The stages are dynamic shared memory, within what a block can opt in to.
   EXPECT_GT(geo.shared_bytes, 0u);
   EXPECT_LE(geo.shared_bytes, max_shared_bytes(Target::kSm90));
@@ -583,6 +592,48 @@ TEST(PtxCode, WgmmaPendingZeroRefillsTheStageJustUsed) {
   // The prologue issues a stage per slot: two boxes each.
   const int64_t stages = tuning["STAGES"];
   EXPECT_GE(count_of(ptx, "cp.async.bulk.tensor.2d"), 2 * stages + 2);
+}
+
+// Where 8-element row pieces are not whole 16-byte accesses (N = 1003),
+// the epilogue works on the accumulator layout's elements, 2 bytes each;
+// every attn element is loaded before the first out element is stored, so
+// that in place (out = attn) the loads need not wait for the stores one by
+// one (v34).
+TEST(PtxCode, TiledEpilogueElementwiseLoadsAttnBeforeAnyStore) {
+  for (int64_t m : {40, 512}) {
+    Contract c = seed_with(Target::kSm90, DType::kBF16, m);
+    c.n = 1003;
+    c.ld_attn = c.ld_out = 1003;
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    ASSERT_EQ(compiled->report.value("template_file", ""), "mma_tiled");
+    EXPECT_EQ(compiled->report["tuning"].value("EPI_STAGED", -1), 0);
+    const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+    const size_t first_store = ptx.find("st.global.b16");
+    const size_t last_load = ptx.rfind("ld.global.b16");
+    ASSERT_NE(first_store, std::string::npos);
+    ASSERT_NE(last_load, std::string::npos);
+    EXPECT_LT(last_load, first_store) << "M " << m;
+  }
+}
+
+// wgmma accumulators: accs=2 (a sweep knob) gives the K steps of a stage
+// two accumulators in turn, summed after the K loop: two register sets
+// alternate in the four instructions of a stage.
+TEST(PtxCode, WgmmaAccumulatorsTakeTheKStepsInTurn) {
+  ScopedMmaTuning scoped("accs=2");
+  auto compiled = compiler::compile(seed_with(Target::kSm90, DType::kBF16, 512));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  EXPECT_EQ(compiled->report["tuning"].value("ACCS", -1), 2);
+  const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+  std::vector<std::string> first_registers;
+  const std::regex wgmma(R"(wgmma\.mma_async[^{]*\{(%r\d+),)");
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), wgmma); it != std::sregex_iterator(); ++it)
+    first_registers.push_back((*it)[1]);
+  ASSERT_EQ(first_registers.size(), 4u);
+  EXPECT_NE(first_registers[0], first_registers[1]);
+  EXPECT_EQ(first_registers[0], first_registers[2]);
+  EXPECT_EQ(first_registers[1], first_registers[3]);
 }
 
 // tma=0 keeps the wgmma products but copies the stages as before, every
