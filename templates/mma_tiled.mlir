@@ -72,7 +72,7 @@
 //   REFILL_EARLY (true: a slot is refilled before the products, after a
 //   block barrier; false: after the products, by @stage_refill)
 //   EPILOGUE_STAGED, EPI_LD, EPI_TILE_FLOATS, EPI_PIECES, EPI_PIECES_PER_ROW,
-//   EPI_PIECES_PER_THREAD (the epilogue through a BM x BN tile of workgroup
+//   EPI_PIECES_PER_THREAD, EPI_ATTN_EARLY (the epilogue through a BM x BN tile of workgroup
 //   memory, in 8-element row pieces; false: element by element from the
 //   accumulator layout)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
@@ -121,6 +121,21 @@ module attributes {gpu.container_module} {
       %splits_m1 = arith.subi %splits, %c1 : index
       %kt_left_up = arith.addi %kt_left, %splits_m1 : index
       %ntiles = arith.divui %kt_left_up, %splits : index
+
+      // The staged epilogue's attn pieces, loaded now where registers allow
+      // (EPI_ATTN_EARLY): their latency hides behind the K loop instead of
+      // opening the epilogue (v35). Every piece is read before any out
+      // piece is stored at the end (out may be attn, and the blocks of a K
+      // split read theirs before they count themselves in).
+      %attn_early_now = arith.constant ${EPI_ATTN_EARLY}
+      %pieces_none = arith.constant dense<0.0> : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+      %attn_early = scf.if %attn_early_now -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
+        %v = func.call @load_attn_pieces(%attn, %tid, %m0, %n0, %m_i)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index) -> vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+        scf.yield %v : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+      } else {
+        scf.yield %pieces_none : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+      }
 
       // What @stage_copy copies from (%w_src, %h_src of type COPY_SRC): the
       // weight and hidden memrefs (COPY_SOURCES, where every thread copies
@@ -293,25 +308,15 @@ ${PICK_STAGE}
             } {gatejit.unroll}
           } {gatejit.unroll}
           gpu.barrier
-          // Piece p of this thread: tile piece tid + p BLOCK, row piece /
-          // (BN / 8), columns 8 (piece mod (BN / 8)) on. Every attn piece is
-          // loaded before any out piece is stored (out may be attn).
+          // Piece p of this thread: tile piece tid + p BLOCK (@epilogue_piece).
           %per_thread = arith.constant ${EPI_PIECES_PER_THREAD} : index
-          %a_none = arith.constant dense<0.0> : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-          %attn_p = scf.for %p = %c0 to %per_thread step %c1 iter_args(%va = %a_none) -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
-            %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
-                : (index, index, index, index, index) -> (index, index, index, index, i1)
-            %va2 = scf.if %in -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
-              %a_row = arith.muli %row, %lda_c : index
-              %a_idx = arith.addi %a_row, %col : index
-              %x = vector.load %attn[%a_idx] {alignment = 16} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
-              %vi = vector.insert %x, %va[%p] : vector<8x${T}> into vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-              scf.yield %vi : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-            } else {
-              scf.yield %va : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-            }
-            scf.yield %va2 : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-          } {gatejit.unroll}
+          %attn_p = scf.if %attn_early_now -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
+            scf.yield %attn_early : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+          } else {
+            %v = func.call @load_attn_pieces(%attn, %tid, %m0, %n0, %m_i)
+                : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index) -> vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+            scf.yield %v : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+          }
           scf.for %p = %c0 to %per_thread step %c1 {
             %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
                 : (index, index, index, index, index) -> (index, index, index, index, i1)
@@ -450,6 +455,32 @@ ${PICK_STAGE}
       %rc = arith.andi %row_ok, %col_ok : i1
       %in = arith.andi %rc, %piece_ok : i1
       return %row, %col, %row_l, %col_l, %in : index, index, index, index, i1
+    }
+
+    // This thread's attn pieces of the staged epilogue, all loads issued
+    // together (pieces outside the output stay 0).
+    func.func private @load_attn_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>, %tid: index,
+                                        %m0: index, %n0: index, %m_i: index) -> vector<${EPI_PIECES_PER_THREAD}x8x${T}> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %per_thread = arith.constant ${EPI_PIECES_PER_THREAD} : index
+      %lda = arith.constant ${LDA} : index
+      %none = arith.constant dense<0.0> : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+      %pieces = scf.for %p = %c0 to %per_thread step %c1 iter_args(%va = %none) -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
+        %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
+            : (index, index, index, index, index) -> (index, index, index, index, i1)
+        %va2 = scf.if %in -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
+          %a_row = arith.muli %row, %lda : index
+          %a_idx = arith.addi %a_row, %col : index
+          %x = vector.load %attn[%a_idx] {alignment = 16} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
+          %vi = vector.insert %x, %va[%p] : vector<8x${T}> into vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+          scf.yield %vi : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+        } else {
+          scf.yield %va : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+        }
+        scf.yield %va2 : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
+      } {gatejit.unroll}
+      return %pieces : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
     }
 
     // Byte address of element (row, col) of a stage (the view's offset

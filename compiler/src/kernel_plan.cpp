@@ -319,6 +319,7 @@ constexpr int64_t kStageObjects = 8;           // gfx950: stage globals in async
 constexpr int64_t kWgmmaM = 64;                 // wgmma's m: hidden rows per block
 constexpr int64_t kWgmmaMaxN = 256;             // wgmma's largest n: weight rows per block
 constexpr int64_t kWgmmaMaxAccRegisters = 192;  // of a thread's 255, for its accumulators
+constexpr int64_t kEarlyAttnRegisterBudget = 192;  // accumulators + attn pieces held across the K loop
 constexpr int64_t kMbarrierBytes = 8;           // TMA: a stage's mbarrier, after the stages
 constexpr int64_t kSlotCounterBytes = 4;        // TMA: a slot's release counter, after the barriers
 constexpr int64_t kStageBarrierBytes = kMbarrierBytes + kSlotCounterBytes;
@@ -409,9 +410,11 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
 //    SM (M = 64: 13.4; 3 blocks of 5 stages 14.2; mma.sync tiles 14.9)
 //  - M <= 256: wgmma, 32 x 64, 5 stages (M = 128: 17.1-17.5, M = 256: 25.7;
 //    mma.sync tiles 20.6 / 34.3)
-//  - M <= 1024: wgmma, 64 x 64, 4 stages (M = 512: 37.8; 49.2. M = 1024: 60.0; 88.1)
+//  - M <= 512: wgmma, 64 x 64, 4 stages (M = 512: 37.8; 49.2)
 //  - beyond: wgmma, two warpgroups, 192 weight rows x 128 hidden rows, 4
-//    stages, one block per SM (M = 2048: 79.0; 184.0)
+//    stages, one block per SM (M = 2048: 79.0; 184.0. v35, with the staged
+//    epilogue: M = 1024 45.0 against 64 x 64's 53.5; 5 stages measured
+//    67.0-73.6 at M = 2048 against 67.8-68.5 for 4)
 // gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
 // lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
 TiledTuning tiled_tuning(const Contract &c) {
@@ -434,7 +437,7 @@ TiledTuning tiled_tuning(const Contract &c) {
     use_wgmma(t, 1), t.bn = 32, budget = 96 * 1024, t.blocks_per_cu = 2;
   } else if (c.m_max <= 256) {
     use_wgmma(t, 1), t.bn = 32, budget = 60 * 1024;
-  } else if (c.m_max <= 1024) {
+  } else if (c.m_max <= 512) {
     use_wgmma(t, 1), t.bn = 64, budget = 64 * 1024;
   } else {
     use_wgmma(t, 2), t.bn = 192, budget = 160 * 1024, t.blocks_per_cu = 1;
@@ -568,11 +571,18 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
                       floats * 4 <= t.stages * stage_bytes(t);
   P["EPILOGUE_STAGED"] = staged ? "true" : "false";
   P["EPI_STAGED"] = staged ? "1" : "0";
+  // attn loaded before the K loop (4 registers a piece, held across it)
+  // unless the accumulators, and with a K split the partials loaded back
+  // beside them, leave too few: M = 1024's 192 x 128 split tiles spilled.
+  const int64_t pieces_per_thread = (pieces + block - 1) / block;
+  const int64_t acc_registers = t.bn * t.bm / block * (t.splits > 1 ? 2 : 1);
+  const bool early = staged && acc_registers + 4 * pieces_per_thread <= kEarlyAttnRegisterBudget;
+  P["EPI_ATTN_EARLY"] = early ? "true" : "false";
   P["EPI_LD"] = fmt::format("{}", ld);
   P["EPI_TILE_FLOATS"] = fmt::format("{}", floats);
   P["EPI_PIECES"] = fmt::format("{}", pieces);
   P["EPI_PIECES_PER_ROW"] = fmt::format("{}", per_row);
-  P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", (pieces + block - 1) / block);
+  P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", pieces_per_thread);
 }
 
 void plan_mma_tiled(KernelPlan &p) {

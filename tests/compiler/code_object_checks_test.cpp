@@ -617,6 +617,25 @@ TEST(PtxCode, TiledEpilogueElementwiseLoadsAttnBeforeAnyStore) {
   }
 }
 
+// The staged epilogue's attn pieces are loaded before the K loop where the
+// registers allow (M = 2048, no K split: every 16-byte attn load precedes
+// the first wgmma), and after it where a K split's partials need them
+// (M = 1024: every one follows the last wgmma) (v35).
+TEST(PtxCode, StagedEpilogueLoadsAttnBeforeTheKLoopWhereRegistersAllow) {
+  for (auto [m, early] : {std::pair<int64_t, bool>{2048, true}, {512, true}, {1024, false}}) {
+    auto compiled = compiler::compile(seed_with(Target::kSm90, DType::kBF16, m));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    EXPECT_EQ(compiled->report["tuning"].value("EPI_STAGED", -1), 1);
+    const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
+    // Before the first wgmma, the only 16-byte global loads are attn's.
+    const std::string before_k_loop = ptx.substr(0, ptx.find("wgmma.mma_async"));
+    const int64_t pieces_per_thread = compiled->report["tuning"]["BM"].get<int64_t>() *
+                                      compiled->report["tuning"]["BN"].get<int64_t>() / 8 /
+                                      compiled->report["workgroup_size"][0].get<int64_t>();
+    EXPECT_EQ(count_of(before_k_loop, "ld.global.v4.b32"), early ? pieces_per_thread : 0) << "M " << m;
+  }
+}
+
 // wgmma accumulators: accs=2 (a sweep knob) gives the K steps of a stage
 // two accumulators in turn, summed after the K loop: two register sets
 // alternate in the four instructions of a stage.

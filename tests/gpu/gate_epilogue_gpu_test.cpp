@@ -273,6 +273,10 @@ std::vector<Case> mma_cases() {
       }
   // Grid y tiles M past 128 hidden rows; the last tile is partial.
   cases.push_back({512, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  // The two-warpgroup tiles: M = 1024 splits K and loads attn after the K
+  // loop (in place), M = 2048 loads it before (staged epilogue, v35).
+  cases.push_back({1024, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, mma});
+  cases.push_back({2048, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, mma});
   cases.push_back({300, 1003, 1000, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({2048, 256, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   // K = 1000: the last 32-element step is partial (lanes past K load zeros);
