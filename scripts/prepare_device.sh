@@ -19,8 +19,12 @@ cp -r /usr/src/googletest .device/googletest
 "$GATEJIT" inspect .device/kernels.gjb | tail -1
 # Tuning sweep bundles (bench/mma_sweep.py): SWEEP="name=override ..." builds
 # .device/sweep-<name>.gjb with GATEJIT_MMA_TUNING=<override>.
+# What each variant was really built with (the planner's fit rules may have
+# changed what the override asked for) goes to .device/sweep-<name>.txt.
 for variant in ${SWEEP:-}; do
+  name=${variant%%=*}
   GATEJIT_MMA_TUNING="${variant#*=}" "$GATEJIT" precompile bench/mma_sweep_spec.json --targets sm_90 --no-generic \
-    -o ".device/sweep-${variant%%=*}.gjb" > /dev/null
+    -o ".device/sweep-$name.gjb" > /dev/null
+  "$GATEJIT" inspect --json ".device/sweep-$name.gjb" | python3 bench/sweep_tuning.py "$name" | tee ".device/sweep-$name.txt"
 done
 du -sh .device
