@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,8 @@ def run(cmd: list[str], env: dict | None = None) -> None:
 
 
 def main() -> int:
+    # A kill by SIGTERM also restores the templates (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     p = argparse.ArgumentParser()
     p.add_argument("name")
     p.add_argument("parts", nargs="+", choices=sorted(EDITS))
@@ -93,7 +96,10 @@ def main() -> int:
     finally:
         for name, t in touched.items():
             (TEMPLATES / name).write_text(t)
-        run(["ninja", "-C", args.build, "gatejit"])
+        # The tool is rebuilt from the restored templates; a failure here is
+        # reported on its own and does not hide the one that got us here.
+        if subprocess.run(["ninja", "-C", args.build, "gatejit"], cwd=REPO, stdout=subprocess.DEVNULL).returncode:
+            print("probe_bundle: the templates are restored, but rebuilding the tool failed", file=sys.stderr)
     print(f".device/sweep-probe{args.name}.gjb")
     return 0
 

@@ -71,10 +71,10 @@
 //   tile_products_wgmma.mlir)
 //   REFILL_EARLY (true: a slot is refilled before the products, after a
 //   block barrier; false: after the products, by @stage_refill)
-//   EPILOGUE_STAGED, EPI_LD, EPI_TILE_FLOATS, EPI_PIECES, EPI_PIECES_PER_ROW,
-//   EPI_PIECES_PER_THREAD, EPI_ATTN_EARLY (the epilogue through a BM x BN tile of workgroup
-//   memory, in 8-element row pieces; false: element by element from the
-//   accumulator layout)
+//   ${EPI_STAGED} ${EPI_ATTN_EARLY} ${EPI_LD} ${EPI_TILE_FLOATS} ${EPI_PIECES}
+//   ${EPI_PIECES_PER_ROW} ${EPI_PIECES_PER_THREAD} (the epilogue through a
+//   BM x BN tile of workgroup memory in 8-element row pieces, where the
+//   shape allows, or element by element; tile_output_places.mlir)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
@@ -122,12 +122,17 @@ module attributes {gpu.container_module} {
       %kt_left_up = arith.addi %kt_left, %splits_m1 : index
       %ntiles = arith.divui %kt_left_up, %splits : index
 
-      // The staged epilogue's attn pieces, loaded now where registers allow
-      // (EPI_ATTN_EARLY): their latency hides behind the K loop instead of
-      // opening the epilogue (v35). Every piece is read before any out
-      // piece is stored at the end (out may be attn, and the blocks of a K
-      // split read theirs before they count themselves in).
-      %attn_early_now = arith.constant ${EPI_ATTN_EARLY}
+      // The staged epilogue (below) for this launch: the planner's shape
+      // (EPI_STAGED: N and both row strides whole 8-element pieces) and, at
+      // run time, attn and out on 16 bytes (the contract's align speaks for
+      // hidden and weight only). Its attn pieces are loaded now where the
+      // registers allow (EPI_ATTN_EARLY): their latency hides behind the K
+      // loop instead of opening the epilogue (v35). Every piece is read
+      // before any out piece is stored at the end, out may be attn.
+      %staged = func.call @staged_epilogue_applies(%attn, %out)
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
+      %early_c = arith.constant ${EPI_ATTN_EARLY} : i1
+      %attn_early_now = arith.andi %staged, %early_c : i1
       %pieces_none = arith.constant dense<0.0> : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
       %attn_early = scf.if %attn_early_now -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
         %v = func.call @load_attn_pieces(%attn, %tid, %m0, %n0, %m_i)
@@ -266,7 +271,8 @@ ${PICK_STAGE}
         scf.yield %acc, %true : vector<${TILES}x4xf32>, i1
       }
 
-      // Epilogue on the accumulator elements, each owned by one lane.
+      // Epilogue: every accumulator element is owned by one lane
+      // (tile_output_places.mlir says where it goes).
       scf.if %done#1 {
         %tiles_c = arith.constant ${TILES} : index
         %mt = arith.constant ${MT} : index
@@ -281,16 +287,14 @@ ${PICK_STAGE}
         %wm_tiles = arith.muli %wm, %mt : index
         %wm_base = arith.muli %wm_tiles, %c16 : index
         %h_base = arith.addi %m0, %wm_base : index
-        %staged = arith.constant ${EPILOGUE_STAGED}
         scf.if %staged {
           // Staged through workgroup memory (the stages are free once every
           // warp is past its products): each lane writes its f32 products
-          // into a BM x BN tile (rows EPI_LD floats apart, which puts a
-          // warp's 8 rows on distinct bank octets), then each thread takes
-          // 8-element row pieces: 16-byte attn loads and out stores, a warp
-          // covering whole rows, where the accumulator layout gave 2-byte
-          // accesses spread over 8 rows (v34: that epilogue took 16 of
-          // M = 2048's 76 us).
+          // into a BM x BN tile (rows EPI_LD floats apart: planner), then
+          // each thread takes 8-element row pieces: 16-byte attn loads and
+          // out stores, a warp covering whole rows, where the accumulator
+          // layout gave 2-byte accesses spread over 8 rows (v34: that
+          // epilogue took 17 of M = 2048's 77 us).
           %tile = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
               to memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>
           %epi_ld = arith.constant ${EPI_LD} : index
@@ -310,6 +314,8 @@ ${PICK_STAGE}
           gpu.barrier
           // Piece p of this thread: tile piece tid + p BLOCK (@epilogue_piece).
           %per_thread = arith.constant ${EPI_PIECES_PER_THREAD} : index
+          %c8 = arith.constant 8 : index
+          %o_none = arith.constant dense<0.0> : vector<8x${T}>
           %attn_p = scf.if %attn_early_now -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
             scf.yield %attn_early : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
           } else {
@@ -321,12 +327,9 @@ ${PICK_STAGE}
             %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
                 : (index, index, index, index, index) -> (index, index, index, index, i1)
             scf.if %in {
-              %t_row = arith.muli %row_l, %epi_ld : index
-              %t_idx = arith.addi %t_row, %col_l : index
-              %dots = vector.load %tile[%t_idx] {alignment = 16} : memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+              %dots = func.call @load_tile_piece(%tile, %row_l, %col_l, %lane)
+                  : (memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>, index, index, index) -> vector<8xf32>
               %av = vector.extract %attn_p[%p] : vector<8x${T}> from vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-              %o_none = arith.constant dense<0.0> : vector<8x${T}>
-              %c8 = arith.constant 8 : index
               %ov = scf.for %j = %c0 to %c8 step %c1 iter_args(%vo = %o_none) -> (vector<8x${T}>) {
                 %d = vector.extract %dots[%j] : f32 from vector<8xf32>
                 %a = vector.extract %av[%j] : ${T} from vector<8x${T}>
@@ -378,109 +381,6 @@ ${PICK_STAGE}
         }
       }
       gpu.return
-    }
-
-    // Accumulator element q of tile e of this lane: its attn and out
-    // indices, and whether it is inside the M x N output.
-    func.func private @epilogue_element(%e: index, %q: index, %lane: index, %h_base: index, %w_base: index,
-                                        %m_i: index) -> (index, index, i1) {
-      %mt = arith.constant ${MT} : index
-      %tile_w = arith.constant ${TILE_W} : index
-      %c16 = arith.constant 16 : index
-      %n = arith.constant ${N} : index
-      %lda = arith.constant ${LDA} : index
-      %ldo = arith.constant ${LDO} : index
-      %r = arith.divui %e, %mt : index
-      %t = arith.remui %e, %mt : index
-      %h_in = func.call @lane_c_h(%lane, %q) : (index, index) -> index
-      %w_in = func.call @lane_c_w(%lane, %q) : (index, index) -> index
-      %t16 = arith.muli %t, %c16 : index
-      %h_off = arith.addi %t16, %h_in : index
-      %row = arith.addi %h_base, %h_off : index
-      %r_w = arith.muli %r, %tile_w : index
-      %w_off = arith.addi %r_w, %w_in : index
-      %col = arith.addi %w_base, %w_off : index
-      %row_ok = arith.cmpi ult, %row, %m_i : index
-      %col_ok = arith.cmpi ult, %col, %n : index
-      %in = arith.andi %row_ok, %col_ok : i1
-      %a_row = arith.muli %row, %lda : index
-      %a_idx = arith.addi %a_row, %col : index
-      %o_row = arith.muli %row, %ldo : index
-      %o_idx = arith.addi %o_row, %col : index
-      return %a_idx, %o_idx, %in : index, index, i1
-    }
-
-    // Accumulator element q of tile e of this lane: its row and column in
-    // the block's BM x BN output tile.
-    func.func private @element_in_tile(%e: index, %q: index, %lane: index, %wn: index, %wm: index) -> (index, index) {
-      %mt = arith.constant ${MT} : index
-      %rt = arith.constant ${RT} : index
-      %tile_w = arith.constant ${TILE_W} : index
-      %c16 = arith.constant 16 : index
-      %r = arith.divui %e, %mt : index
-      %t = arith.remui %e, %mt : index
-      %h_in = func.call @lane_c_h(%lane, %q) : (index, index) -> index
-      %w_in = func.call @lane_c_w(%lane, %q) : (index, index) -> index
-      %wm_tiles = arith.muli %wm, %mt : index
-      %wm_t = arith.addi %wm_tiles, %t : index
-      %wm_rows = arith.muli %wm_t, %c16 : index
-      %row = arith.addi %wm_rows, %h_in : index
-      %wn_tiles = arith.muli %wn, %rt : index
-      %wn_r = arith.addi %wn_tiles, %r : index
-      %wn_cols = arith.muli %wn_r, %tile_w : index
-      %col = arith.addi %wn_cols, %w_in : index
-      return %row, %col : index, index
-    }
-
-    // Row piece p of thread tid in the staged epilogue: its output row and
-    // column, its place in the tile, and whether it is inside the output
-    // (N is a multiple of 8 here: a piece is wholly in or out).
-    func.func private @epilogue_piece(%p: index, %tid: index, %m0: index, %n0: index, %m_i: index)
-        -> (index, index, index, index, i1) {
-      %block = arith.constant ${BLOCK} : index
-      %per_row = arith.constant ${EPI_PIECES_PER_ROW} : index
-      %pieces = arith.constant ${EPI_PIECES} : index
-      %n = arith.constant ${N} : index
-      %c8 = arith.constant 8 : index
-      %p_block = arith.muli %p, %block : index
-      %piece = arith.addi %tid, %p_block : index
-      %row_l = arith.divui %piece, %per_row : index
-      %in_row = arith.remui %piece, %per_row : index
-      %col_l = arith.muli %in_row, %c8 : index
-      %row = arith.addi %m0, %row_l : index
-      %col = arith.addi %n0, %col_l : index
-      %piece_ok = arith.cmpi ult, %piece, %pieces : index
-      %row_ok = arith.cmpi ult, %row, %m_i : index
-      %col_ok = arith.cmpi ult, %col, %n : index
-      %rc = arith.andi %row_ok, %col_ok : i1
-      %in = arith.andi %rc, %piece_ok : i1
-      return %row, %col, %row_l, %col_l, %in : index, index, index, index, i1
-    }
-
-    // This thread's attn pieces of the staged epilogue, all loads issued
-    // together (pieces outside the output stay 0).
-    func.func private @load_attn_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>, %tid: index,
-                                        %m0: index, %n0: index, %m_i: index) -> vector<${EPI_PIECES_PER_THREAD}x8x${T}> {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %per_thread = arith.constant ${EPI_PIECES_PER_THREAD} : index
-      %lda = arith.constant ${LDA} : index
-      %none = arith.constant dense<0.0> : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-      %pieces = scf.for %p = %c0 to %per_thread step %c1 iter_args(%va = %none) -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
-        %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
-            : (index, index, index, index, index) -> (index, index, index, index, i1)
-        %va2 = scf.if %in -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
-          %a_row = arith.muli %row, %lda : index
-          %a_idx = arith.addi %a_row, %col : index
-          %x = vector.load %attn[%a_idx] {alignment = 16} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
-          %vi = vector.insert %x, %va[%p] : vector<8x${T}> into vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-          scf.yield %vi : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-        } else {
-          scf.yield %va : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-        }
-        scf.yield %va2 : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-      } {gatejit.unroll}
-      return %pieces : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
     }
 
     // Byte address of element (row, col) of a stage (the view's offset

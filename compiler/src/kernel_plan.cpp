@@ -555,29 +555,31 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
   P["WGMMA_TYPE"] = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
 }
 
-// The epilogue staged through workgroup memory (mma_tiled.mlir): on sm_90,
-// whose stages are dynamic workgroup memory that the BM x BN f32 tile fits
-// in, where 8-element row pieces are whole 16-byte accesses (N a multiple
-// of 8, every base and row stride 16-byte aligned). Rows EPI_LD = BN + pad
-// floats apart, EPI_LD = 8 mod 32: the accumulator layout's 8 rows x 4
-// lanes of one store land on 4 bank octets twice, the fewest wavefronts
-// for 32 scalar stores of 8 rows.
+// The epilogue staged through workgroup memory (mma_tiled.mlir,
+// tile_output_places.mlir): on sm_90, whose stages are dynamic workgroup
+// memory that the BM x BN f32 tile fits in, where 8-element row pieces are
+// whole 16-byte accesses: N and the attn and out row strides multiples of 8
+// (the base pointers are checked at run time). Rows EPI_LD = BN + pad
+// floats apart, EPI_LD = 8 mod 32: a lane's two neighbouring products go
+// out as one 8-byte store, and the 16 lanes of a half warp (4 rows x 4
+// lanes) then cover the 32 banks once.
 void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
   const int64_t ld = t.bn + ((8 - t.bn) % 32 + 32) % 32;
   const int64_t floats = t.bm * ld;
   const int64_t per_row = t.bn / 8;
   const int64_t pieces = t.bm * per_row;
-  const bool staged = !target_is_amdgpu(c.target) && c.align >= 16 && c.n % 8 == 0 && t.bn % 8 == 0 &&
-                      floats * 4 <= t.stages * stage_bytes(t);
-  P["EPILOGUE_STAGED"] = staged ? "true" : "false";
-  P["EPI_STAGED"] = staged ? "1" : "0";
+  const int64_t pieces_per_thread = (pieces + block - 1) / block;
+  const bool staged = !target_is_amdgpu(c.target) && c.n % 8 == 0 && c.ld_attn % 8 == 0 && c.ld_out % 8 == 0 &&
+                      t.bn % 8 == 0 && floats * 4 <= t.stages * stage_bytes(t);
   // attn loaded before the K loop (4 registers a piece, held across it)
   // unless the accumulators, and with a K split the partials loaded back
   // beside them, leave too few: M = 1024's 192 x 128 split tiles spilled.
-  const int64_t pieces_per_thread = (pieces + block - 1) / block;
-  const int64_t acc_registers = t.bn * t.bm / block * (t.splits > 1 ? 2 : 1);
+  // With a K split every block of a tile loads its pieces, and only the
+  // last uses them: v35 measured it worth that at M = 64-128.
+  const int64_t acc_registers = t.accs * t.bn * t.bm / block + (t.splits > 1 ? t.bn * t.bm / block : 0);
   const bool early = staged && acc_registers + 4 * pieces_per_thread <= kEarlyAttnRegisterBudget;
-  P["EPI_ATTN_EARLY"] = early ? "true" : "false";
+  P["EPI_STAGED"] = staged ? "1" : "0";
+  P["EPI_ATTN_EARLY"] = early ? "1" : "0";
   P["EPI_LD"] = fmt::format("{}", ld);
   P["EPI_TILE_FLOATS"] = fmt::format("{}", floats);
   P["EPI_PIECES"] = fmt::format("{}", pieces);
@@ -644,6 +646,7 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
   P["WGMMA"] = t.wgmma ? "1" : "0";
+  set("ACCS", t.accs);
   if (t.wgmma) set_wgmma_params(P, c, t);
   set("WGMMA_PENDING", t.wgmma_pending);
   P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
@@ -677,14 +680,13 @@ void plan_mma_tiled(KernelPlan &p) {
   p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
   set_staged_epilogue_params(P, c, t, block);
   p.template_file = "mma_tiled";
-  p.snippets = {fragment_snippet(c.target)};
+  p.snippets = {fragment_snippet(c.target), "tile_output_places"};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
-  set("ACCS", t.accs);
-  p.tuning_keys = {"BN",  "BM",  "BK",           "STAGES", "SPLITS",
-                   "WARPS_N", "WGMMA", "TMA", "WGMMA_PENDING", "ACCS", "EPI_STAGED"};
+  p.tuning_keys = {"BN",  "BM",  "BK",           "STAGES", "SPLITS",     "WARPS_N",
+                   "WGMMA", "TMA", "WGMMA_PENDING", "ACCS",   "EPI_STAGED", "EPI_ATTN_EARLY"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) only the K-split flag.

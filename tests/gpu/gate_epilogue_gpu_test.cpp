@@ -67,6 +67,7 @@ struct Case {
   int64_t pad = 0;              // extra elements per row of hidden and weight
   size_t misalign_bytes = 0;    // offset of every base pointer
   std::string expect;           // substring of the explanation
+  size_t attn_out_misalign = 0; // offset of attn and out only (the contract's align covers hidden and weight)
 };
 
 std::string case_name(const Case &c) {
@@ -75,6 +76,7 @@ std::string case_name(const Case &c) {
   if (c.in_place) s += "_inplace";
   if (c.pad) s += "_pad" + std::to_string(c.pad);
   if (c.misalign_bytes) s += "_misalign" + std::to_string(c.misalign_bytes);
+  if (c.attn_out_misalign) s += "_attnoutmisalign" + std::to_string(c.attn_out_misalign);
   return s;
 }
 
@@ -127,16 +129,17 @@ class GpuTest : public ::testing::Test {
     const size_t off = c.misalign_bytes;
     b.d_hidden = std::make_unique<DeviceBuffer>(b.hidden.bytes.size() + off);
     b.d_weight = std::make_unique<DeviceBuffer>(b.weight.bytes.size() + off);
-    b.d_attn = std::make_unique<DeviceBuffer>(b.attn.bytes.size() + off);
-    if (!c.in_place) b.d_out = std::make_unique<DeviceBuffer>(b.attn.bytes.size() + off);
+    const size_t off_ao = off + c.attn_out_misalign;
+    b.d_attn = std::make_unique<DeviceBuffer>(b.attn.bytes.size() + off_ao);
+    if (!c.in_place) b.d_out = std::make_unique<DeviceBuffer>(b.attn.bytes.size() + off_ao);
     upload(b, c);
-    auto tensor = [&](const DeviceBuffer &d, const HostTensor &h) {
-      return gatejit_tensor_t{static_cast<char *>(d.ptr()) + off, c_dtype(c.dtype), h.rows, h.cols, h.ld};
+    auto tensor = [&](const DeviceBuffer &d, const HostTensor &h, size_t at) {
+      return gatejit_tensor_t{static_cast<char *>(d.ptr()) + at, c_dtype(c.dtype), h.rows, h.cols, h.ld};
     };
-    b.args.hidden = tensor(*b.d_hidden, b.hidden);
-    b.args.weight = tensor(*b.d_weight, b.weight);
-    b.args.attn = tensor(*b.d_attn, b.attn);
-    b.args.out = c.in_place ? b.args.attn : tensor(*b.d_out, b.attn);
+    b.args.hidden = tensor(*b.d_hidden, b.hidden, off);
+    b.args.weight = tensor(*b.d_weight, b.weight, off);
+    b.args.attn = tensor(*b.d_attn, b.attn, off_ao);
+    b.args.out = c.in_place ? b.args.attn : tensor(*b.d_out, b.attn, off_ao);
     b.args.act = c.act == Activation::kSigmoid ? GATEJIT_SIGMOID : GATEJIT_SILU;
     b.args.rounding = c.rounding == Rounding::kBoundary ? GATEJIT_ROUNDING_BOUNDARY : GATEJIT_ROUNDING_FUSED;
     b.args.device_kind = GATEJIT_DEVICE_CUDA;
@@ -158,14 +161,14 @@ class GpuTest : public ::testing::Test {
     const size_t off = c.misalign_bytes;
     b.d_hidden->upload(b.hidden.bytes.data(), b.hidden.bytes.size(), off);
     b.d_weight->upload(b.weight.bytes.data(), b.weight.bytes.size(), off);
-    b.d_attn->upload(b.attn.bytes.data(), b.attn.bytes.size(), off);
+    b.d_attn->upload(b.attn.bytes.data(), b.attn.bytes.size(), off + c.attn_out_misalign);
     if (b.d_out) poison(*b.d_out, c.dtype);
   }
 
   HostTensor download_out(const Buffers &b, const Case &c) {
     HostTensor out = reference::make_tensor(c.dtype, c.m, c.n, c.n);
     const DeviceBuffer &src = c.in_place ? *b.d_attn : *b.d_out;
-    src.download(out.bytes.data(), out.bytes.size(), c.misalign_bytes);
+    src.download(out.bytes.data(), out.bytes.size(), c.misalign_bytes + c.attn_out_misalign);
     return out;
   }
 
@@ -277,6 +280,11 @@ std::vector<Case> mma_cases() {
   // loop (in place), M = 2048 loads it before (staged epilogue, v35).
   cases.push_back({1024, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({2048, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, mma});
+  // attn and out 2 bytes off 16 (hidden and weight on it, so the contract,
+  // and the kernel, are the aligned ones): the tiled kernels check at run
+  // time and take the element-wise epilogue, not 16-byte pieces.
+  cases.push_back({64, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 2});
+  cases.push_back({128, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma, 2});
   cases.push_back({300, 1003, 1000, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({2048, 256, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   // K = 1000: the last 32-element step is partial (lanes past K load zeros);
