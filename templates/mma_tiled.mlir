@@ -279,7 +279,6 @@ ${PICK_STAGE}
         %rt = arith.constant ${RT} : index
         %tile_w = arith.constant ${TILE_W} : index
         %c16 = arith.constant 16 : index
-        %lda_c = arith.constant ${LDA} : index
         %ldo_c = arith.constant ${LDO} : index
         %wn_rows = arith.muli %wn, %rt : index
         %wn_base = arith.muli %wn_rows, %tile_w : index
@@ -301,8 +300,6 @@ ${PICK_STAGE}
           gpu.barrier
           scf.for %e = %c0 to %tiles_c step %c1 {
             scf.for %q = %c0 to %c4 step %c1 {
-              %a_idx, %o_idx, %in = func.call @epilogue_element(%e, %q, %lane, %h_base, %w_base, %m_i)
-                  : (index, index, index, index, index, index) -> (index, index, i1)
               %row_l, %col_l = func.call @element_in_tile(%e, %q, %lane, %wn, %wm)
                   : (index, index, index, index, index) -> (index, index)
               %dot = vector.extract %done#0[%e, %q] : f32 from vector<${TILES}x4xf32>
