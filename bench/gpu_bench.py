@@ -16,6 +16,9 @@ Per configuration it times:
   copy           a device-to-device copy that moves the same bytes (half read, half
                  written), timed like the kernels: what one memory-bound kernel
                  of this size costs in practice (launch, ramp-up and tail included).
+  read floor     the practical read floor: the fastest plain streaming-read kernel
+                 over the same bytes (bench/read_floor.py: a Triton kernel of 16-byte
+                 loads, best of a few block shapes), rotating like the kernels.
   read           torch.sum over the same bytes: a library reduction that reads this
                  much and writes one number. For scale only, not a bound (a general
                  reduction is no tuned stream).
@@ -54,6 +57,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graph_timing import TARGET_REPLAY_US, GraphTimer  # noqa: E402
+from read_floor import read_floor  # noqa: E402
 K_SEED = 7168
 ROTATE_BYTES = 256 * 2**20  # the weights of one graph span at least this much
 MIN_SETS = 4
@@ -222,6 +226,14 @@ def main() -> int:
             except Exception as e:  # noqa: BLE001
                 row[name + "_us"] = error_text(e)
 
+        # The practical read floor: the fastest plain streaming read of the same bytes.
+        try:
+            us, timing, shape, every = read_floor(torch, measure, row["bytes_moved"], device, ROTATE_BYTES, MIN_SETS)
+            row["read_floor_us"], row["read_floor_timing"] = us, timing
+            row["read_floor_shape"], row["read_floor_shapes_us"] = shape, every
+        except Exception as e:  # noqa: BLE001
+            row["read_floor_us"] = error_text(e)
+
         # The same bytes read by one reduction kernel, rotating too.
         try:
             read_sets = max(MIN_SETS, math.ceil(ROTATE_BYTES / row["bytes_moved"]))
@@ -262,11 +274,14 @@ def main() -> int:
         g = row["gatejit_us"]
         if isinstance(g, float):
             row["ratio_to_floor"] = g / row["floor_us"]
+            if isinstance(row.get("read_floor_us"), float):
+                row["ratio_to_read_floor"] = g / row["read_floor_us"]
             for key in ("torch_us", "compile_us"):
                 if isinstance(row[key], float):
                     row["speedup_vs_" + key[:-3]] = row[key] / g
         results.append(row)
         log(f"M={m} N={n} K={k}: gatejit {fmt(row['gatejit_us'], '.2f')} µs, floor {row['floor_us']:.2f} µs, "
+            f"read floor {fmt(row.get('read_floor_us'), '.2f')} µs, "
             f"read {fmt(row.get('read_us'), '.2f')} µs, copy {fmt(row.get('copy_us'), '.2f')} µs, "
             f"gemv {fmt(row.get('gemv_us', '-'), '.2f')} µs, "
             f"mma {fmt(row.get('mma_us', '-'), '.2f')} µs, "
@@ -276,14 +291,16 @@ def main() -> int:
         torch.cuda.empty_cache()
 
     # -- report -------------------------------------------------------------------------------
-    lines = ["| config | gatejit path | gatejit µs | floor µs | gatejit / floor | read µs (same bytes) "
-             "| copy µs (same bytes) | gemv µs (forced) | mma µs (forced) | torch µs | torch.compile µs "
-             "| speedup vs torch | speedup vs compile |", "|" + "---|" * 13]
+    lines = ["| config | gatejit path | gatejit µs | read floor µs | gatejit / read floor | floor µs | gatejit / floor "
+             "| read µs (same bytes) | copy µs (same bytes) | gemv µs (forced) | mma µs (forced) | torch µs "
+             "| torch.compile µs | speedup vs torch | speedup vs compile |", "|" + "---|" * 15]
     for r in results:
         path = r.get("gatejit_path", "")
         short = next((t for t in ("gemv", "mma", "generic") if path.startswith(t) or path.startswith("specialised " + t)), "?")
         lines.append(
-            f"| M={r['m']} N={r['n']} K={r['k']} | {short} | {fmt(r['gatejit_us'], '.2f')} | {r['floor_us']:.2f} "
+            f"| M={r['m']} N={r['n']} K={r['k']} | {short} | {fmt(r['gatejit_us'], '.2f')} "
+            f"| {fmt(r.get('read_floor_us', '-'), '.2f')} | {fmt(r.get('ratio_to_read_floor', '-'), '.2f')} "
+            f"| {r['floor_us']:.2f} "
             f"| {fmt(r.get('ratio_to_floor', '-'), '.2f')} | {fmt(r.get('read_us', '-'), '.2f')} "
             f"| {fmt(r.get('copy_us', '-'), '.2f')} "
             f"| {fmt(r.get('gemv_us', '-'), '.2f')} | {fmt(r.get('mma_us', '-'), '.2f')} | {fmt(r['torch_us'], '.2f')} "

@@ -3,38 +3,18 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <mutex>
 #include <regex>
 #include <sstream>
 
+#include "amdgpu_disassembly.h"
+
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
-#include "llvm/MC/MCAsmInfo.h"
-#include "llvm/MC/MCContext.h"
-#include "llvm/MC/MCDisassembler/MCDisassembler.h"
-#include "llvm/MC/MCInst.h"
-#include "llvm/MC/MCInstPrinter.h"
-#include "llvm/MC/MCInstrInfo.h"
-#include "llvm/MC/MCRegisterInfo.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/MCTargetOptions.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace gatejit::compiler {
 namespace {
-
-void init_amdgpu_mc_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeAMDGPUTargetInfo();
-    LLVMInitializeAMDGPUTargetMC();
-    LLVMInitializeAMDGPUDisassembler();
-  });
-}
 
 nlohmann::json msgpack_to_json(llvm::msgpack::DocNode n) {  // a handle: cheap to copy
   using llvm::msgpack::Type;
@@ -59,62 +39,14 @@ nlohmann::json msgpack_to_json(llvm::msgpack::DocNode n) {  // a handle: cheap t
   }
 }
 
-// "global_load_dwordx4 v[0:3], ..." -> "global_load_dwordx4"
-std::string mnemonic_of(const std::string &printed) {
-  size_t b = printed.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  size_t e = printed.find_first_of(" \t", b);
-  return printed.substr(b, e == std::string::npos ? std::string::npos : e - b);
-}
-
 StatusOr<nlohmann::json> disassemble_histogram(const llvm::object::ObjectFile &obj, const std::string &cpu) {
-  init_amdgpu_mc_once();
-  const llvm::Triple triple("amdgcn-amd-amdhsa");
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) return internal_error("no AMDGPU MC target: " + error);
-  std::unique_ptr<llvm::MCRegisterInfo> mri(target->createMCRegInfo(triple));
-  llvm::MCTargetOptions mc_options;
-  std::unique_ptr<llvm::MCAsmInfo> mai(target->createMCAsmInfo(*mri, triple, mc_options));
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, cpu, ""));
-  std::unique_ptr<llvm::MCInstrInfo> mii(target->createMCInstrInfo());
-  if (!mri || !mai || !sti || !mii) return internal_error("cannot set up the AMDGPU disassembler for " + cpu);
-  llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get());
-  std::unique_ptr<llvm::MCDisassembler> dis(target->createMCDisassembler(*sti, ctx));
-  std::unique_ptr<llvm::MCInstPrinter> printer(
-      target->createMCInstPrinter(triple, mai->getAssemblerDialect(), *mai, *mii, *mri));
-  if (!dis || !printer) return internal_error("cannot create the AMDGPU disassembler for " + cpu);
-
+  auto dis = disassemble_amdgpu(obj, cpu);
+  if (!dis.ok()) return dis.status();
   std::map<std::string, int> histogram;
-  int total = 0, undecodable = 0;
-  for (const llvm::object::SectionRef &section : obj.sections()) {
-    if (!section.isText()) continue;
-    llvm::Expected<llvm::StringRef> contents = section.getContents();
-    if (!contents) {
-      llvm::consumeError(contents.takeError());
-      continue;
-    }
-    llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(contents->data()), contents->size());
-    uint64_t offset = 0;
-    while (offset < bytes.size()) {
-      llvm::MCInst inst;
-      uint64_t size = 0;
-      const uint64_t address = section.getAddress() + offset;
-      auto status = dis->getInstruction(inst, size, bytes.slice(offset), address, llvm::nulls());
-      if (status != llvm::MCDisassembler::Success || size == 0) {
-        ++undecodable;
-        offset += 4;
-        continue;
-      }
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      printer->printInst(&inst, address, "", *sti, os);
-      ++histogram[mnemonic_of(text)];
-      ++total;
-      offset += size;
-    }
-  }
-  nlohmann::json j = {{"total", total}, {"undecodable_words", undecodable}, {"histogram", histogram}};
+  for (const DisassembledInstruction &i : dis->instructions) ++histogram[i.mnemonic];
+  nlohmann::json j = {{"total", dis->instructions.size()},
+                      {"undecodable_words", dis->undecodable_words},
+                      {"histogram", histogram}};
   return j;
 }
 
@@ -259,6 +191,19 @@ std::string format_report(const nlohmann::json &r) {
   if (r.contains("tensor_map_boxes")) line("tensor_map_boxes", str(r["tensor_map_boxes"]));
   if (r.contains("compile_ms")) line("compile_ms", fmt::format("{:.1f}", r["compile_ms"].get<double>()));
   line("code_object_bytes", str(r.value("code_object_bytes", 0)));
+  if (r.contains("model")) {
+    const auto &m = r["model"];
+    line("model", fmt::format("{:.2f} us predicted ({:.2f}-{:.2f}) on {}, limited by {}; ideal read {:.2f}-{:.2f} us",
+                              m.value("predicted_us", 0.0), m["range_us"][0].get<double>(),
+                              m["range_us"][1].get<double>(), str(m.value("device", "")), str(m.value("limiter", "")),
+                              m["ideal_read_us"][0].get<double>(), m["ideal_read_us"][1].get<double>()));
+  }
+  if (r.contains("gates")) {
+    for (const auto &[name, g] : r["gates"].items())
+      if (g.value("applies", true))
+        line(std::string("gate ") + name, std::string(g.value("passed", false) ? "pass" : "FAIL") + ": " +
+                                              str(g.value("detail", "")));
+  }
   if (r.contains("instructions")) {
     const auto &ins = r["instructions"];
     line("instructions", str(ins.value("total", 0)));

@@ -12,6 +12,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm_codegen.h"
+#include "model_report.h"
 #include "pipeline.h"
 #include "template_library.h"
 
@@ -87,6 +88,9 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   nlohmann::json tuning = nlohmann::json::object();
   for (const std::string &name : plan->tuning_keys) tuning[name] = std::stoll(plan->params.at(name));
   if (!tuning.empty()) (*report)["tuning"] = tuning;
+  // The model reads the launch shape of the contract asked for (a generic
+  // plan's contract has none).
+  if (Status s = add_model_report(c, *plan, *code, *report); !s.ok()) return s;
 
   CompiledKernel out;
   KernelBinary &kb = out.binary;

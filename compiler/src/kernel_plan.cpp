@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gatejit/target_info.h"
 #include "gatejit/template_choice.h"
 
 namespace gatejit::compiler {
@@ -120,6 +121,7 @@ void plan_gemv(KernelPlan &p) {
   p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none"};
   p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
+  p.facts = {.form = "gemv", .weight_rows_per_block = waves * t.rows, .hidden_rows_per_block = c.m_max};
 }
 
 // The mma tuning table (docs/perf-notes.md, v8 on). The tile shapes come from
@@ -133,8 +135,11 @@ struct FragmentShape {
   int64_t tile_w, h_loads, h_stride;
 };
 FragmentShape fragment_shape(Target t) {
-  if (target_is_amdgpu(t)) return {16, 1, 16};  // MFMA 16x16x32: lane l, row l % 16 of both
-  return {8, 2, 8};                              // mma.sync m16n8k16: weight row g, hidden rows g, g + 8
+  // TILE_W is the instruction's n (the target table's matrix instruction);
+  // the hidden loads follow the fragment snippet's layout.
+  const int64_t tile_w = target_info(t).matrix.n;
+  if (target_is_amdgpu(t)) return {tile_w, 1, 16};  // MFMA 16x16x32: lane l, row l % 16 of both
+  return {tile_w, 2, 8};                            // mma.sync m16n8k16: weight row g, hidden rows g, g + 8
 }
 
 struct MmaTuning {
@@ -230,10 +235,11 @@ MmaTuning mma_tuning(const Contract &c) {
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
-  // workgroup memory a kernel gets without opting in: 48 KiB static shared
-  // memory on sm_90; 64 KiB on gfx950 (of 160), to leave room for two workgroups.
+  // workgroup memory a kernel gets without opting in (the target table's
+  // static budget: 48 KiB static shared memory on sm_90; 64 KiB of gfx950's
+  // 160, to leave room for two workgroups).
   const int64_t wave = target_wave_size(c.target);
-  const int64_t smem_limit = target_is_amdgpu(c.target) ? 64 * 1024 : 48 * 1024;
+  const int64_t smem_limit = target_info(c.target).shared_static_budget;
   while (t.ksplit > 1 && t.groups * t.ksplit * t.rt * mt * 4 * wave * 4 > smem_limit) t.ksplit /= 2;
   // At most 1024 threads per block (an override may ask for more).
   while (t.ksplit > 1 && t.ksplit * wave > 1024) t.ksplit /= 2;
@@ -304,6 +310,8 @@ void plan_mma(KernelPlan &p) {
   set_fragment_params(P, c);
   p.snippets = {fragment_snippet(c.target), "mma_tiles"};
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS"};
+  p.facts = {.form = "mma", .weight_rows_per_block = groups * t.rt * t.frag.tile_w,
+             .hidden_rows_per_block = m_block, .matrix = true};
   p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.frag.tile_w), false,
                 uint32_t(c.m_max > m_block ? m_block : 0)};
 }
@@ -325,7 +333,10 @@ constexpr int64_t kSlotCounterBytes = 4;        // TMA: a slot's release counter
 constexpr int64_t kStageBarrierBytes = kMbarrierBytes + kSlotCounterBytes;
 constexpr int64_t kMaxStages = 16;              // TMA: the barriers' room the stage fit reserves
 
-// What the tiled form needs to know about a target.
+// What the tiled form needs to know about a target: the target table's
+// facts, and the table's own choices (the stages' budget, the blocks per CU
+// the K split aims for).
+constexpr int64_t kDynamicSharedDeclarationBytes = 128;  // the 1-byte static declaration behind gpu.dynamic_shared_memory
 struct TiledTarget {
   int64_t compute_units;  // SMs / CUs
   int64_t smem_table;     // workgroup memory the table's stages stay within
@@ -336,16 +347,18 @@ struct TiledTarget {
   int64_t threads_per_cu;
 };
 TiledTarget tiled_target(Target t) {
-  // gfx950 (MI355X): 256 CUs, 160 KiB LDS per CU; the table stays within 64
-  // KiB (two workgroups per CU).
-  if (target_is_amdgpu(t)) return {256, 64 * 1024, 160 * 1024, 1, 160 * 1024, 0, 2048};
-  // sm_90 (H100 / H200 SXM): 132 SMs; 48 KiB of stages let 4 blocks share an
-  // SM; an override may opt in to 227 KiB. 3 blocks per SM: at most 168
-  // registers per thread.
-  // Per block besides the stages: 1 KiB the hardware reserves, and the
-  // 128-byte allocation unit the one-byte static declaration behind
+  const TargetInfo &info = target_info(t);
+  // gfx950 (MI355X): the table stays within its static budget of 64 KiB
+  // (two workgroups per CU), one block per CU counted for the K split.
+  // sm_90 (H100 / H200 SXM): 48 KiB of stages let 4 blocks share an SM; an
+  // override may opt in to 227 KiB. 3 blocks per SM: at most 168 registers
+  // per thread. Per block besides the stages: what the hardware reserves,
+  // and the 128-byte allocation unit the one-byte static declaration behind
   // gpu.dynamic_shared_memory takes.
-  return {132, 48 * 1024, 227 * 1024, 3, 228 * 1024, 1024 + 128, 2048};
+  const int64_t blocks_per_cu = info.amdgpu ? 1 : 3;
+  const int64_t reserved = info.amdgpu ? 0 : info.shared_reserved_per_workgroup + kDynamicSharedDeclarationBytes;
+  return {info.compute_units, info.shared_static_budget, info.shared_per_workgroup_max, blocks_per_cu,
+          info.shared_per_cu, reserved, info.max_threads_per_cu};
 }
 
 struct TiledTuning {
@@ -695,6 +708,10 @@ void plan_mma_tiled(KernelPlan &p) {
                                                : 0;
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
   if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
+  p.facts = {.form = "mma_tiled", .weight_rows_per_block = t.bn, .hidden_rows_per_block = t.bm,
+             .splits = t.splits, .stages_ahead = ahead, .stage_bytes = stage_bytes(t),
+             .reduction_rounds = t.splits > 1 ? (t.splits + round - 1) / round : 0, .matrix = true,
+             .warpgroup_matrix = t.wgmma};
 }
 
 void plan_generic(KernelPlan &p) {
@@ -702,6 +719,7 @@ void plan_generic(KernelPlan &p) {
   // Nominal extent: sizes arrive at launch; 2^40 elements bounds every index.
   p.params["SPAN"] = "1099511627776";
   p.geometry = {uint32_t(kGenericBlock), uint32_t(kGenericBlock), true};
+  p.facts = {.form = "generic"};
 }
 
 

@@ -9,6 +9,7 @@
 
 #include "gatejit/contract.h"
 #include "gatejit/kernel_binary.h"
+#include "plan_facts.h"
 #include "template_library.h"
 
 namespace gatejit::compiler {
@@ -31,6 +32,8 @@ struct KernelPlan {
   // The tuning table's choices for this contract (reported as "tuning"), e.g.
   // {"KSPLIT": 32, "VECS": 2, ...}; empty for generic.
   std::vector<std::string> tuning_keys;
+  // What the performance model reads of the plan (perf_model.h).
+  PlanFacts facts;
 };
 
 // `c` must be normalised.

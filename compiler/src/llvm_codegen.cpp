@@ -1,5 +1,7 @@
 #include "llvm_codegen.h"
 
+#include "gatejit/target_info.h"
+
 #include <mutex>
 
 #include "llvm/Config/llvm-config.h"
@@ -40,14 +42,8 @@ struct TargetSpec {
 };
 
 TargetSpec spec_for(Target t) {
-  switch (t) {
-    case Target::kGfx950: return {"amdgcn-amd-amdhsa", "gfx950", ""};
-    case Target::kGfx942: return {"amdgcn-amd-amdhsa", "gfx942", ""};
-    // sm_90a: every sm_90 device (H100, H200) has the architecture-specific
-    // instructions, and the wgmma form of mma_tiled needs them.
-    case Target::kSm90: return {"nvptx64-nvidia-cuda", "sm_90a", "+ptx80"};
-  }
-  return {"", "", ""};
+  const TargetInfo &info = target_info(t);
+  return {info.triple, info.processor, info.llvm_features};
 }
 
 void optimize(llvm::Module &module, llvm::TargetMachine &tm) {

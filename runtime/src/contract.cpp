@@ -1,5 +1,7 @@
 #include "gatejit/contract.h"
 
+#include "gatejit/target_info.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -33,14 +35,7 @@ Status check_ld(const char *field, int64_t ld, int64_t min, const char *min_name
 
 }  // namespace
 
-const char *target_name(Target t) {
-  switch (t) {
-    case Target::kGfx950: return "gfx950";
-    case Target::kGfx942: return "gfx942";
-    case Target::kSm90: return "sm_90";
-  }
-  return "?";
-}
+const char *target_name(Target t) { return target_info(t).name; }
 const char *dtype_name(DType d) {
   switch (d) {
     case DType::kBF16: return "bf16";
@@ -61,18 +56,33 @@ const char *template_name(TemplateKind t) {
   return "?";
 }
 int64_t dtype_bytes(DType d) { return d == DType::kF32 ? 4 : 2; }
-bool target_is_amdgpu(Target t) { return t != Target::kSm90; }
-int target_wave_size(Target t) { return target_is_amdgpu(t) ? 64 : 32; }
+bool target_is_amdgpu(Target t) { return target_info(t).amdgpu; }
+int target_wave_size(Target t) { return target_info(t).wave_size; }
 std::string target_triple_id(Target t) {
-  if (target_is_amdgpu(t)) return std::string("amdgcn-amd-amdhsa--") + target_name(t);
-  return "nvptx64-nvidia-cuda--sm_90";
+  const TargetInfo &info = target_info(t);
+  return std::string(info.triple) + "--" + (info.amdgpu ? info.name : "sm_90");
 }
 
 StatusOr<Target> parse_target(std::string_view s) {
-  if (s == "gfx950") return Target::kGfx950;
-  if (s == "gfx942") return Target::kGfx942;
-  if (s == "sm_90" || s == "sm90") return Target::kSm90;
-  return invalid_argument("target = " + quoted(s) + ": allowed targets are gfx950, gfx942, sm_90");
+  // Clang / HIP target ids carry features after the processor
+  // ("gfx950:sramecc+:xnack-", what HIP's gcnArchName reports); the code
+  // object is built for the processor with every feature at its default
+  // ("any"), which runs on either setting.
+  const std::string_view processor = s.substr(0, s.find(':'));
+  const TargetInfo *info = processor == "sm90" ? &target_info(Target::kSm90) : find_target_info(processor);
+  std::string allowed;
+  for (const TargetInfo &row : target_table()) allowed += (allowed.empty() ? "" : ", ") + std::string(row.name);
+  if (!info) return invalid_argument("target = " + quoted(s) + ": allowed targets are " + allowed);
+  std::string_view features = processor.size() < s.size() ? s.substr(processor.size() + 1) : std::string_view();
+  while (!features.empty()) {
+    const std::string_view f = features.substr(0, features.find(':'));
+    features = f.size() < features.size() ? features.substr(f.size() + 1) : std::string_view();
+    const bool known = info->amdgpu && (f == "sramecc+" || f == "sramecc-" || f == "xnack+" || f == "xnack-");
+    if (!known)
+      return invalid_argument("target = " + quoted(s) + ": feature " + quoted(f) +
+                              " is not allowed (AMD targets take sramecc+/- and xnack+/-)");
+  }
+  return info->target;
 }
 StatusOr<DType> parse_dtype(std::string_view s, std::string_view field) {
   if (s == "bf16" || s == "bfloat16") return DType::kBF16;

@@ -1,5 +1,7 @@
 #include "gatejit/kernel_binary.h"
 
+#include "gatejit/target_info.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -46,6 +48,8 @@ class Reader {
 };
 
 }  // namespace
+
+uint32_t max_shared_bytes(Target target) { return uint32_t(target_info(target).shared_per_workgroup_max); }
 
 const char *binary_format_name(BinaryFormat f) { return f == BinaryFormat::kHsaco ? "hsaco" : "ptx"; }
 

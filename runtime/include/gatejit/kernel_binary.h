@@ -81,10 +81,8 @@ inline constexpr uint32_t kKernelBinaryVersion = 2;
 inline constexpr uint32_t kKernelBinaryTensorMapsVersion = 2;  // the first with `tensor_maps`
 inline constexpr uint32_t kKernelBinaryOldestVersion = 1;
 // The most dynamic shared memory a block can have on `target`'s devices
-// (sm_90: 227 KiB, opted in; gfx9: 160 KiB of LDS on gfx950, 64 KiB on gfx942).
-inline constexpr uint32_t max_shared_bytes(Target target) {
-  return target == Target::kSm90 ? 227 * 1024 : target == Target::kGfx950 ? 160 * 1024 : 64 * 1024;
-}
+// (the target table's shared_per_workgroup_max).
+uint32_t max_shared_bytes(Target target);
 
 // "GJKB" | u32 version | u32 meta_len | meta JSON | u64 code_len | code | u64 XXH3-64
 std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb);

@@ -1,0 +1,512 @@
+#include "code_facts.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "amdgpu_disassembly.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace gatejit::compiler {
+namespace {
+
+// One instruction as the replay sees it.
+struct Step {
+  enum Kind { kOther, kLoad, kStore, kAsyncCopy, kCommitGroup, kWaitCount, kUse } kind = kOther;
+  int64_t bytes = 0;               // per lane (loads, stores, copies); a TMA stage: 1 (its size is the plan's)
+  int64_t keep = 0;                // kWaitCount: entries left outstanding
+  std::vector<std::string> regs;   // kLoad (PTX): registers written; kUse: registers read
+  int64_t branch_to = -1;          // index of a branch's target step
+  bool unconditional = false;      // a branch that never falls through
+  bool ends = false;               // the program ends here (ret, exit, s_endpgm)
+  bool counts_in_order = false;    // AMD: the load/store sits in the vmcnt queue
+  bool ordering_point = false;     // PTX: no load moves across it (stores, barriers, fences, loop headers)
+};
+
+// What the replay keeps outstanding: loads and stores in issue order (AMD's
+// vmcnt queue) or loads and committed copy groups (PTX). `epoch`: the
+// round trips completed when it was issued.
+struct Entry {
+  int64_t bytes;
+  bool load;
+  std::vector<std::string> regs;
+  int64_t epoch = 0;
+  int64_t segment = 0;
+};
+
+struct RegionStats {
+  int64_t loads = 0, load_bytes = 0, round_trips = 0, single_load_waits = 0, async_copies = 0;
+  int64_t max_in_flight = 0;
+  double in_flight_at_wait_sum = 0;
+};
+
+// Replays waits as a chain of round trips: a wait costs one when it needs
+// an entry issued since the last round trip completed; entries issued
+// before that returned during it (they return about in order).
+// PTX (`hoist_loads`): ptxas schedules loads ahead of their uses up to the
+// next ordering point (a store, barrier, fence or loop header; branches
+// around a few instructions it predicates), so a load issued after a wait
+// but before the next ordering point rides on that wait's round trip.
+class Replay {
+ public:
+  explicit Replay(bool hoist_loads) : hoist_loads_(hoist_loads) {}
+  void run(const std::vector<Step> &steps, const std::vector<size_t> &order, RegionStats &s) {
+    for (size_t i : order) step(steps[i], s);
+  }
+
+ private:
+  const bool hoist_loads_;
+  std::deque<Entry> queue_;
+  int64_t epoch_ = 0;
+  int64_t segment_ = 0;
+  int64_t hoisted_segment_ = -1;  // the segment whose later loads ride on the last round trip
+  int64_t pending_copy_bytes_ = 0;  // PTX cp.async chunks not yet committed
+
+  int64_t loads_outstanding() const {
+    return std::count_if(queue_.begin(), queue_.end(), [](const Entry &e) { return e.load; });
+  }
+  // Retires the oldest `count` entries: one wait.
+  void retire(size_t count, RegionStats &s) {
+    if (count == 0) return;
+    int64_t fresh_loads = 0, fresh_bytes = 0;
+    bool fresh = false;
+    for (const Entry &e : queue_) {
+      if (e.epoch != epoch_) continue;
+      fresh_loads += e.load;
+      fresh_bytes += e.load ? e.bytes : 0;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      fresh |= queue_.front().epoch == epoch_;
+      queue_.pop_front();
+    }
+    if (!fresh) return;
+    ++epoch_;
+    hoisted_segment_ = segment_;
+    ++s.round_trips;
+    s.in_flight_at_wait_sum += double(fresh_bytes);
+    if (fresh_loads == 1) ++s.single_load_waits;
+  }
+  void push(int64_t bytes, bool load, std::vector<std::string> regs, RegionStats &s) {
+    const bool rides = hoist_loads_ && load && segment_ == hoisted_segment_;
+    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, segment_});
+    s.max_in_flight = std::max(s.max_in_flight, loads_outstanding());
+  }
+  void step(const Step &st, RegionStats &s) {
+    if (st.ordering_point) ++segment_;
+    switch (st.kind) {
+      case Step::kLoad:
+        push(st.bytes, true, st.regs, s);
+        ++s.loads;
+        s.load_bytes += st.bytes;
+        break;
+      case Step::kStore:
+        if (st.counts_in_order) push(st.bytes, false, {}, s);
+        break;
+      case Step::kAsyncCopy:
+        ++s.async_copies;
+        s.load_bytes += st.bytes;
+        if (st.counts_in_order) push(st.bytes, true, {}, s);
+        else pending_copy_bytes_ += st.bytes;
+        break;
+      case Step::kCommitGroup:
+        if (pending_copy_bytes_ > 0) push(pending_copy_bytes_, true, {}, s);
+        pending_copy_bytes_ = 0;
+        break;
+      case Step::kWaitCount:
+        if (int64_t(queue_.size()) > st.keep) retire(queue_.size() - size_t(st.keep), s);
+        break;
+      case Step::kUse: {
+        // The newest outstanding load this instruction reads: it and every
+        // older entry have returned.
+        size_t through = 0;
+        for (size_t i = 0; i < queue_.size(); ++i)
+          for (const std::string &r : queue_[i].regs)
+            if (std::find(st.regs.begin(), st.regs.end(), r) != st.regs.end()) through = i + 1;
+        retire(through, s);
+        break;
+      }
+      case Step::kOther: break;
+    }
+  }
+};
+
+// Basic blocks and their natural loops.
+struct Cfg {
+  std::vector<size_t> begin, end;            // [begin, end) step ranges, in text order
+  std::vector<std::vector<size_t>> succ, pred;
+  std::vector<size_t> block_of;              // step -> block
+};
+
+Cfg build_cfg(const std::vector<Step> &steps) {
+  std::vector<bool> leader(steps.size() + 1, false);
+  leader[0] = true;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].branch_to >= 0) leader[size_t(steps[i].branch_to)] = true;
+    if (steps[i].branch_to >= 0 || steps[i].ends) leader[i + 1] = true;
+  }
+  Cfg g;
+  g.block_of.resize(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (leader[i]) {
+      g.begin.push_back(i);
+      g.end.push_back(i);
+    }
+    g.block_of[i] = g.begin.size() - 1;
+    g.end.back() = i + 1;
+  }
+  const size_t n = g.begin.size();
+  g.succ.resize(n);
+  g.pred.resize(n);
+  for (size_t b = 0; b < n; ++b) {
+    const Step &last = steps[g.end[b] - 1];
+    if (last.branch_to >= 0) g.succ[b].push_back(g.block_of[size_t(last.branch_to)]);
+    if (!last.ends && !last.unconditional && b + 1 < n) g.succ[b].push_back(b + 1);
+    for (size_t t : g.succ[b]) g.pred[t].push_back(b);
+  }
+  return g;
+}
+
+// Every natural loop (header, body blocks) from the back edges of a
+// depth-first walk from the entry.
+std::vector<std::pair<size_t, std::set<size_t>>> natural_loops(const Cfg &g) {
+  const size_t n = g.begin.size();
+  std::vector<int> state(n, 0);  // 0 new, 1 on the stack, 2 done
+  std::vector<std::pair<size_t, size_t>> back_edges;
+  std::vector<std::pair<size_t, size_t>> stack = {{0, 0}};
+  state[0] = 1;
+  while (!stack.empty()) {
+    auto &[b, next] = stack.back();
+    if (next < g.succ[b].size()) {
+      const size_t t = g.succ[b][next++];
+      if (state[t] == 1) back_edges.push_back({b, t});
+      else if (state[t] == 0) {
+        state[t] = 1;
+        stack.push_back({t, 0});
+      }
+    } else {
+      state[b] = 2;
+      stack.pop_back();
+    }
+  }
+  std::vector<std::pair<size_t, std::set<size_t>>> loops;
+  for (const auto &[latch, header] : back_edges) {
+    std::set<size_t> body = {header, latch};
+    std::vector<size_t> work = {latch};
+    while (!work.empty()) {
+      const size_t b = work.back();
+      work.pop_back();
+      if (b == header) continue;
+      for (size_t p : g.pred[b])
+        if (body.insert(p).second) work.push_back(p);
+    }
+    loops.push_back({header, std::move(body)});
+  }
+  return loops;
+}
+
+// The main loop: among the loops that copy to workgroup memory, the one
+// with the most copies; else the one with the most 16-byte loads (ties:
+// the larger). Without one, the straight-line code up to the last 16-byte
+// load is the main region.
+struct Region {
+  bool loop = false;
+  std::vector<size_t> prologue, body, tail;  // step indices, in text order
+};
+Region main_region(const std::vector<Step> &steps) {
+  const Cfg g = build_cfg(steps);
+  Region best;
+  std::tuple<int64_t, int64_t, size_t> best_key{0, 0, 0};
+  for (const auto &[header, blocks] : natural_loops(g)) {
+    int64_t copies = 0, wide = 0;
+    size_t size = 0;
+    for (size_t b : blocks)
+      for (size_t i = g.begin[b]; i < g.end[b]; ++i) {
+        copies += steps[i].kind == Step::kAsyncCopy;
+        wide += steps[i].kind == Step::kLoad && steps[i].bytes >= 16;
+        ++size;
+      }
+    const std::tuple<int64_t, int64_t, size_t> key{copies, wide, size};
+    if ((copies == 0 && wide == 0) || key <= best_key) continue;
+    best_key = key;
+    best = Region{true, {}, {}, {}};
+    for (size_t b : blocks)
+      for (size_t i = g.begin[b]; i < g.end[b]; ++i) best.body.push_back(i);
+    std::sort(best.body.begin(), best.body.end());
+    // The tail: every block reachable from the loop's exits (LLVM may place
+    // it before the loop in the text); the rest is the prologue.
+    std::vector<bool> in_tail(g.begin.size(), false);
+    std::vector<size_t> work;
+    for (size_t b : blocks)
+      for (size_t t : g.succ[b])
+        if (!blocks.count(t) && !in_tail[t]) in_tail[t] = true, work.push_back(t);
+    while (!work.empty()) {
+      const size_t b = work.back();
+      work.pop_back();
+      for (size_t t : g.succ[b])
+        if (!blocks.count(t) && !in_tail[t]) in_tail[t] = true, work.push_back(t);
+    }
+    for (size_t b = 0; b < g.begin.size(); ++b) {
+      if (blocks.count(b)) continue;
+      for (size_t i = g.begin[b]; i < g.end[b]; ++i) (in_tail[b] ? best.tail : best.prologue).push_back(i);
+    }
+  }
+  if (best.loop) return best;
+  size_t end = 0;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if ((steps[i].kind == Step::kLoad || steps[i].kind == Step::kAsyncCopy) && steps[i].bytes >= 16) end = i + 1;
+  Region straight;
+  for (size_t i = 0; i < steps.size(); ++i) (i < end ? straight.body : straight.tail).push_back(i);
+  return straight;
+}
+
+CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_loads) {
+  CodeFacts f;
+  f.format = format;
+  const Region r = main_region(steps);
+  f.loop_found = r.loop;
+  f.loop_instructions = int64_t(r.body.size());
+  if (hoist_loads) {
+    const Cfg g = build_cfg(steps);
+    for (const auto &[header, blocks] : natural_loops(g)) steps[g.begin[header]].ordering_point = true;
+  }
+  Replay rp(hoist_loads);
+  RegionStats warm, loop, tail;
+  rp.run(steps, r.prologue, warm);
+  if (r.loop) rp.run(steps, r.body, warm);  // first iteration: fills what the loop carries
+  rp.run(steps, r.body, loop);              // steady state (straight-line code: once)
+  rp.run(steps, r.tail, tail);
+  // Straight-line code waits for its last loads after the last of them:
+  // that first wait after the region is the region's own.
+  if (!r.loop && tail.round_trips > 0 && loop.round_trips == 0) {
+    loop.round_trips = 1;
+    loop.in_flight_at_wait_sum = double(loop.load_bytes);
+    tail.round_trips -= 1;
+  }
+  f.loop_global_loads = loop.loads;
+  f.loop_load_bytes = loop.load_bytes;
+  f.loop_round_trips = loop.round_trips;
+  f.loop_single_load_waits = loop.single_load_waits;
+  f.loop_async_copies = loop.async_copies;
+  f.max_loads_in_flight = loop.max_in_flight;
+  f.bytes_in_flight_at_wait = loop.round_trips ? loop.in_flight_at_wait_sum / double(loop.round_trips)
+                                               : double(loop.load_bytes);
+  f.tail_round_trips = tail.round_trips;
+  for (const Step &s : steps) {
+    if (s.kind == Step::kLoad && s.bytes < 4) ++f.narrow_global_loads;
+    if (s.kind == Step::kStore && s.bytes < 4) ++f.narrow_global_stores;
+    if (s.kind == Step::kStore && s.bytes >= 16) ++f.wide_global_stores;
+  }
+  return f;
+}
+
+// ---- AMDGPU ----
+
+int64_t amdgpu_access_bytes(const std::string &m) {
+  static const std::pair<const char *, int64_t> kSuffixes[] = {
+      {"dwordx4", 16}, {"dwordx3", 12}, {"dwordx2", 8}, {"dword", 4}, {"b128", 16}, {"b96", 12}, {"b64", 8},
+      {"b32", 4},      {"short", 2},    {"b16", 2},     {"byte", 1},  {"b8", 1}};
+  for (const auto &[suffix, bytes] : kSuffixes)
+    if (m.find(suffix) != std::string::npos) return bytes;
+  return 4;
+}
+
+Step amdgpu_step(const DisassembledInstruction &i) {
+  Step s;
+  const std::string &m = i.mnemonic;
+  const bool vmem = m.rfind("global_", 0) == 0 || m.rfind("buffer_", 0) == 0 || m.rfind("flat_", 0) == 0;
+  if (vmem && m.find("_lds_") != std::string::npos) {
+    s.kind = Step::kAsyncCopy;
+    s.bytes = amdgpu_access_bytes(m);
+    s.counts_in_order = true;
+  } else if (vmem && m.find("_load") != std::string::npos) {
+    s.kind = Step::kLoad;
+    s.bytes = amdgpu_access_bytes(m);
+  } else if (vmem && (m.find("_store") != std::string::npos || m.find("_atomic") != std::string::npos)) {
+    s.kind = Step::kStore;
+    s.bytes = amdgpu_access_bytes(m);
+    s.counts_in_order = true;
+  } else if (m == "s_waitcnt") {
+    static const std::regex vmcnt(R"(vmcnt\((\d+)\))");
+    std::smatch match;
+    if (std::regex_search(i.operands, match, vmcnt)) {
+      s.kind = Step::kWaitCount;
+      s.keep = std::stoll(match[1]);
+    }
+  } else if (m == "s_endpgm") {
+    s.kind = Step::kWaitCount;  // the wave ends when its stores are done
+    s.keep = 0;
+    s.ends = true;
+  } else if (m == "s_setpc_b64") {
+    s.ends = true;  // an indirect jump: no known successor
+  }
+  s.unconditional = m == "s_branch";
+  return s;
+}
+
+StatusOr<CodeFacts> hsaco_facts(std::span<const uint8_t> bytes, const std::string &cpu) {
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(
+      llvm::StringRef(reinterpret_cast<const char *>(bytes.data()), bytes.size()), "code-object", false);
+  auto obj = llvm::object::ObjectFile::createELFObjectFile(buffer->getMemBufferRef());
+  if (!obj) return corrupt("not a valid ELF code object: " + llvm::toString(obj.takeError()));
+  auto dis = disassemble_amdgpu(**obj, cpu);
+  if (!dis.ok()) return dis.status();
+  std::vector<Step> steps;
+  std::map<uint64_t, size_t> index_of;
+  for (size_t k = 0; k < dis->instructions.size(); ++k) index_of[dis->instructions[k].address] = k;
+  for (const DisassembledInstruction &i : dis->instructions) {
+    Step s = amdgpu_step(i);
+    if (i.branch_target >= 0)
+      if (auto it = index_of.find(uint64_t(i.branch_target)); it != index_of.end()) s.branch_to = int64_t(it->second);
+    steps.push_back(std::move(s));
+  }
+  return replay(std::move(steps), "hsaco", false);
+}
+
+// ---- PTX ----
+
+int64_t ptx_type_bytes(const std::string &op) {
+  int64_t lanes = op.find(".v4") != std::string::npos ? 4 : op.find(".v2") != std::string::npos ? 2 : 1;
+  static const std::pair<const char *, int64_t> kTypes[] = {
+      {".b128", 16}, {".b64", 8}, {".u64", 8}, {".s64", 8}, {".f64", 8}, {".b32", 4}, {".u32", 4}, {".s32", 4},
+      {".f32", 4},   {".b16", 2}, {".u16", 2}, {".s16", 2}, {".f16", 2}, {".bf16", 2}, {".b8", 1}, {".u8", 1}, {".s8", 1}};
+  for (const auto &[type, bytes] : kTypes)
+    if (op.size() >= std::string_view(type).size() && op.rfind(type) == op.size() - std::string_view(type).size())
+      return lanes * bytes;
+  return lanes * 4;
+}
+
+std::vector<std::string> ptx_registers(const std::string &text) {
+  static const std::regex reg(R"(%[A-Za-z_]+[0-9]+)");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), reg); it != std::sregex_iterator(); ++it)
+    out.push_back(it->str());
+  return out;
+}
+
+StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
+  std::istringstream in(std::string(bytes.begin(), bytes.end()));
+  std::string line;
+  std::vector<Step> steps;
+  std::vector<std::string> branch_label;  // per step: the label it branches to
+  std::map<std::string, size_t> label_at;
+  static const std::regex label_def(R"(^\s*(\$[\w.$]+):)");
+  static const std::regex bra(R"(\bbra(\.uni)?\s+(\$[\w.$]+)\s*;)");
+  static const std::regex wait_group(R"(cp\.async\.wait_group\s+(\d+))");
+  static const std::regex expect_tx(R"(expect_tx[^,]*,\s*\[[^\]]*\],\s*(\d+))");
+  std::smatch m;
+  bool in_body = false;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, label_def)) {
+      label_at[m[1]] = steps.size();
+      continue;
+    }
+    const size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    std::string t = line.substr(b);
+    if (t.rfind(".entry", 0) == 0 || t.rfind(".visible .entry", 0) == 0) in_body = true;
+    if (!in_body || t.rfind("//", 0) == 0 || t[0] == '.' || t[0] == '{' || t[0] == '}' || t.back() != ';') continue;
+    const bool guarded = t[0] == '@';
+    if (guarded) t = t.substr(t.find_first_of(" \t") + 1);  // predicate guard
+    const std::string op = t.substr(0, t.find_first_of(" \t;"));
+    const std::string args = t.size() > op.size() ? t.substr(op.size()) : "";
+    Step s;
+    std::string target;
+    if (op.rfind("ld.global", 0) == 0) {
+      s.kind = Step::kLoad;
+      s.bytes = ptx_type_bytes(op);
+      const std::string dest = args.substr(0, args.find(", ["));
+      s.regs = ptx_registers(dest);
+    } else if (op.rfind("st.global", 0) == 0) {
+      s.kind = Step::kStore;
+      s.bytes = ptx_type_bytes(op);
+    } else if (op.rfind("cp.async.bulk.tensor", 0) == 0) {
+      s.kind = Step::kAsyncCopy;  // bytes: the expect_tx of its barrier
+    } else if (op.rfind("cp.async.commit_group", 0) == 0) {
+      s.kind = Step::kCommitGroup;
+    } else if (op.rfind("cp.async.wait_group", 0) == 0 && std::regex_search(t, m, wait_group)) {
+      s.kind = Step::kWaitCount;
+      s.keep = std::stoll(m[1]);
+    } else if (op.rfind("cp.async.wait_all", 0) == 0) {
+      s.kind = Step::kWaitCount;
+    } else if (op.rfind("cp.async", 0) == 0) {
+      s.kind = Step::kAsyncCopy;
+      const size_t comma = args.rfind(',');
+      s.bytes = comma == std::string::npos ? 16 : std::atoll(args.c_str() + comma + 1);
+    } else if (op.rfind("mbarrier.arrive.expect_tx", 0) == 0) {
+      // A TMA stage: its bytes when written as a number; else a marker
+      // (the plan knows the stage's size).
+      s.kind = Step::kAsyncCopy;
+      s.bytes = std::regex_search(t, m, expect_tx) ? std::stoll(m[1]) : 1;
+      s.counts_in_order = true;
+    } else if (op.find("mbarrier.try_wait") != std::string::npos) {
+      s.kind = Step::kWaitCount;  // the oldest stage landed
+      s.keep = -1;
+    } else {
+      if (std::regex_search(t, m, bra)) target = m[2];
+      s.kind = Step::kUse;
+      // Operands read: all but an ordinary instruction's first (its result,
+      // a register or a {vector} of them); a store's first is its address.
+      const size_t first = args.find_first_not_of(" \t");
+      const size_t close = first != std::string::npos && args[first] == '{' ? args.find('}', first) : first;
+      const size_t comma = close == std::string::npos ? std::string::npos : args.find(',', close);
+      s.regs = ptx_registers(comma == std::string::npos || op.rfind("st.", 0) == 0 ? args : args.substr(comma));
+    }
+    s.ordering_point = s.kind == Step::kStore || s.kind == Step::kWaitCount || op.rfind("atom", 0) == 0 ||
+                       op.rfind("red.", 0) == 0 || op.rfind("bar", 0) == 0 || op.rfind("fence", 0) == 0 ||
+                       op.rfind("membar", 0) == 0;
+    s.unconditional = !target.empty() && !guarded;
+    s.ends = !guarded && (op == "ret" || op == "exit");
+    branch_label.push_back(target);
+    steps.push_back(std::move(s));
+  }
+  if (steps.empty()) return corrupt("PTX text has no instructions");
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (!branch_label[i].empty())
+      if (auto it = label_at.find(branch_label[i]); it != label_at.end()) steps[i].branch_to = int64_t(it->second);
+  // TMA: the copy instruction carries no size; the barrier's expect_tx
+  // stands for the stage.
+  for (Step &s : steps)
+    if (s.kind == Step::kAsyncCopy && s.bytes == 0) s.kind = Step::kOther;
+  // An mbarrier wait: the oldest stage landed. The stages the TMA form
+  // keeps in flight are the plan's (perf_model.cpp); here one stays.
+  bool tma = false;
+  for (Step &s : steps) {
+    tma |= s.kind == Step::kAsyncCopy && s.counts_in_order;
+    if (s.kind == Step::kWaitCount && s.keep < 0) s.keep = 1;
+  }
+  CodeFacts f = replay(std::move(steps), "ptx", true);
+  f.tensor_memory_copies = tma;
+  return f;
+}
+
+}  // namespace
+
+StatusOr<CodeFacts> read_code_facts(std::span<const uint8_t> bytes, const std::string &cpu) {
+  if (bytes.size() >= 4 && bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F')
+    return hsaco_facts(bytes, cpu);
+  return ptx_facts(bytes);
+}
+
+nlohmann::json code_facts_json(const CodeFacts &f) {
+  return {{"format", f.format},
+          {"loop_found", f.loop_found},
+          {"loop_instructions", f.loop_instructions},
+          {"loop_global_loads", f.loop_global_loads},
+          {"loop_load_bytes_per_lane", f.loop_load_bytes},
+          {"loop_round_trips", f.loop_round_trips},
+          {"loop_single_load_waits", f.loop_single_load_waits},
+          {"loop_async_copies", f.loop_async_copies},
+          {"tensor_memory_copies", f.tensor_memory_copies},
+          {"max_loads_in_flight", f.max_loads_in_flight},
+          {"bytes_in_flight_at_wait_per_lane", f.bytes_in_flight_at_wait},
+          {"tail_round_trips", f.tail_round_trips},
+          {"narrow_global_loads", f.narrow_global_loads},
+          {"narrow_global_stores", f.narrow_global_stores},
+          {"wide_global_stores", f.wide_global_stores}};
+}
+
+}  // namespace gatejit::compiler

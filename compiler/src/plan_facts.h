@@ -1,0 +1,31 @@
+// What the plan decided that the performance model reads (kernel_plan.cpp
+// fills it; the compile report stores it as "plan_facts").
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gatejit::compiler {
+
+struct PlanFacts {
+  std::string form;                  // "gemv", "mma", "mma_tiled", "generic"
+  int64_t weight_rows_per_block = 0; // weight rows one workgroup reads (grid x covers N)
+  int64_t hidden_rows_per_block = 0; // hidden rows one workgroup reads (grid y covers M)
+  int64_t splits = 1;                // K split across workgroups (grid z)
+  int64_t stages_ahead = 0;          // async-copy forms: stages in flight while one is used
+  int64_t stage_bytes = 0;
+  int64_t reduction_rounds = 0;      // K split: rounds in which the last workgroup loads the partials
+  bool matrix = false;               // products on the matrix cores
+  bool warpgroup_matrix = false;     // sm_90 wgmma
+};
+
+inline nlohmann::json plan_facts_json(const PlanFacts &f) {
+  return {{"form", f.form},           {"weight_rows_per_block", f.weight_rows_per_block},
+          {"hidden_rows_per_block", f.hidden_rows_per_block}, {"splits", f.splits},
+          {"stages_ahead", f.stages_ahead}, {"stage_bytes", f.stage_bytes},
+          {"reduction_rounds", f.reduction_rounds},
+          {"matrix", f.matrix},       {"warpgroup_matrix", f.warpgroup_matrix}};
+}
+
+}  // namespace gatejit::compiler
