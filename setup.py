@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 try:  # setuptools >= 70.1 has its own; older ones use the wheel package's
@@ -93,12 +93,15 @@ class BuildPyWithRuntime(build_py):
             print(f"gatejit build: packaged {library.resolve()} as {target}", flush=True)
 
 
+class NativeDistribution(Distribution):
+    """Holds a native library: installed as platform-specific (platlib, a platform wheel)."""
+
+    def has_ext_modules(self):
+        return True
+
+
 class PlatformWheel(bdist_wheel):
     """A wheel for this platform (it holds a native library) but any Python 3."""
-
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
 
     def get_tag(self):
         _, _, platform = super().get_tag()
@@ -107,6 +110,7 @@ class PlatformWheel(bdist_wheel):
 
 (ROOT / "build-pip").mkdir(exist_ok=True)
 setup(
+    distclass=NativeDistribution,
     cmdclass={"build_py": BuildPyWithRuntime, "bdist_wheel": PlatformWheel},
     # Not "build/": that is the repository's CMake build folder.
     options={"build": {"build_base": "build-pip"}, "egg_info": {"egg_base": "build-pip"}},

@@ -346,5 +346,5 @@ from ._support import prepare_for, supports, supports_contract, supports_shape  
 
 # With torch already imported, register the ops now, so a torch.compile'd
 # function that calls gate_epilogue finds them without importing anything.
-if "torch" in sys.modules:
+if sys.modules.get("torch") is not None:
     _ops_module()

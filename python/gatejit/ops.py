@@ -19,8 +19,8 @@ stream. Not differentiable. Importing this module needs torch >= 2.4;
 ``import gatejit`` imports it when torch is already imported.
 """
 
-from __future__ import annotations
-
+# No "from __future__ import annotations": torch.library infers the schemas
+# from these functions' annotations, which must be real types.
 from typing import Optional
 
 import torch

@@ -59,6 +59,7 @@ def replay_kernels(graph):
 
 def capture(model, static_input, stream):
     """Warm-up and capture on `stream` (vLLM's pattern); returns (graph, outputs, launches during capture)."""
+    stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(2):
             model(static_input)
