@@ -1,9 +1,10 @@
 """The gate epilogue as torch custom operators, for torch.compile and CUDA graphs.
 
 Three operators under the ``gatejit`` namespace, defined with
-``torch.library.custom_op`` (schema inferred from the signatures below, a
-real implementation for every device type that checks its arguments, and a
-fake implementation for tracing, symbolic M included):
+``torch.library.Library`` (schemas written out below, tagged
+``pt2_compliant_tag``), one implementation that checks its arguments
+(registered for CUDA and CPU, so errors name the argument for CPU tensors
+too) and a fake implementation for tracing (symbolic M included):
 
     torch.ops.gatejit.gate_epilogue(hidden, weight, attn, act="sigmoid", rounding="boundary") -> Tensor
         a new packed tensor with attn's shape, dtype and device;
@@ -12,15 +13,19 @@ fake implementation for tracing, symbolic M included):
     torch.ops.gatejit.gate_epilogue_inplace(hidden, weight, attn, act=..., rounding=...) -> ()
         writes into `attn` (mutates `attn` only).
 
+They are registered straight on the dispatcher, as vLLM registers its own
+ops, rather than through ``torch.library.custom_op``, whose Python autograd,
+in-place/view and aliasing-check layers cost microseconds on every eager
+call: an eager call is the dispatcher, then the implementation. They have no
+autograd formula (not differentiable: with inputs that require grad, torch's
+autograd fallback warns on backward).
+
 :func:`gate_epilogue` picks one of them from ``out`` (None, ``attn`` itself,
 another tensor); ``gatejit.gate_epilogue`` calls it. All of them launch on
 the default runtime (``gatejit.default_runtime()``) on torch's current
-stream. Not differentiable. Importing this module needs torch >= 2.4;
-``import gatejit`` imports it when torch is already imported.
+stream. ``import gatejit`` imports this module when torch is already imported.
 """
 
-# No "from __future__ import annotations": torch.library infers the schemas
-# from these functions' annotations, which must be real types.
 from typing import Optional
 
 import torch
@@ -29,13 +34,17 @@ from torch import Tensor
 from ._call import ACTIVATIONS, ROUNDINGS
 from ._capi import GatejitArgumentError
 
-if not hasattr(torch.library, "custom_op"):  # pragma: no cover - depends on the environment
-    raise ImportError(f"gatejit.ops needs torch >= 2.4 (torch.library.custom_op); this is torch {torch.__version__}")
-
-__all__ = ["gate_epilogue", "NAMESPACE", "OP_NAMES"]
+__all__ = ["gate_epilogue", "NAMESPACE", "OP_NAMES", "SCHEMAS"]
 
 NAMESPACE = "gatejit"
-OP_NAMES = ("gate_epilogue", "gate_epilogue_out", "gate_epilogue_inplace")
+_OPTIONS = 'str act="sigmoid", str rounding="boundary"'
+#: The operators' schemas: exactly `out` (resp. `attn`) is written (the "(a!)").
+SCHEMAS = {
+    "gate_epilogue": f"(Tensor hidden, Tensor weight, Tensor attn, {_OPTIONS}) -> Tensor",
+    "gate_epilogue_out": f"(Tensor hidden, Tensor weight, Tensor attn, Tensor(a!) out, {_OPTIONS}) -> ()",
+    "gate_epilogue_inplace": f"(Tensor hidden, Tensor weight, Tensor(a!) attn, {_OPTIONS}) -> ()",
+}
+OP_NAMES = tuple(SCHEMAS)
 
 _launcher = None
 
@@ -72,43 +81,52 @@ def _check_meta(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Tens
         raise GatejitArgumentError("attn", f"attn has {attn.dim()} dimensions: expected [M, N] or [N]")
 
 
-# --- the operators --------------------------------------------------------------------------
+# --- implementations ---------------------------------------------------------------------
 
 
-@torch.library.custom_op("gatejit::gate_epilogue", mutates_args=())
-def _gate_epilogue(hidden: Tensor, weight: Tensor, attn: Tensor, act: str = "sigmoid",
-                   rounding: str = "boundary") -> Tensor:
+def _gate_epilogue(hidden, weight, attn, act="sigmoid", rounding="boundary"):
     out = torch.empty(attn.shape, dtype=attn.dtype, device=attn.device)
     _launch(hidden, weight, attn, out, act, rounding)
     return out
 
 
-@_gate_epilogue.register_fake
 def _gate_epilogue_fake(hidden, weight, attn, act="sigmoid", rounding="boundary"):
     _check_meta(hidden, weight, attn, None, act, rounding)
     return attn.new_empty(attn.shape)
 
 
-@torch.library.custom_op("gatejit::gate_epilogue_out", mutates_args=("out",))
-def _gate_epilogue_out(hidden: Tensor, weight: Tensor, attn: Tensor, out: Tensor, act: str = "sigmoid",
-                       rounding: str = "boundary") -> None:
+def _gate_epilogue_out(hidden, weight, attn, out, act="sigmoid", rounding="boundary"):
     _launch(hidden, weight, attn, out, act, rounding)
 
 
-@_gate_epilogue_out.register_fake
 def _gate_epilogue_out_fake(hidden, weight, attn, out, act="sigmoid", rounding="boundary"):
     _check_meta(hidden, weight, attn, out, act, rounding)
 
 
-@torch.library.custom_op("gatejit::gate_epilogue_inplace", mutates_args=("attn",))
-def _gate_epilogue_inplace(hidden: Tensor, weight: Tensor, attn: Tensor, act: str = "sigmoid",
-                           rounding: str = "boundary") -> None:
+def _gate_epilogue_inplace(hidden, weight, attn, act="sigmoid", rounding="boundary"):
     _launch(hidden, weight, attn, attn, act, rounding)
 
 
-@_gate_epilogue_inplace.register_fake
 def _gate_epilogue_inplace_fake(hidden, weight, attn, act="sigmoid", rounding="boundary"):
     _check_meta(hidden, weight, attn, None, act, rounding)
+
+
+# --- registration ------------------------------------------------------------------------
+
+_IMPLEMENTATIONS = {
+    "gate_epilogue": (_gate_epilogue, _gate_epilogue_fake),
+    "gate_epilogue_out": (_gate_epilogue_out, _gate_epilogue_out_fake),
+    "gate_epilogue_inplace": (_gate_epilogue_inplace, _gate_epilogue_inplace_fake),
+}
+
+# Kept for the life of the process: dropping a Library object unregisters its ops.
+_library = torch.library.Library(NAMESPACE, "FRAGMENT")
+for _name, (_impl, _fake) in _IMPLEMENTATIONS.items():
+    _library.define(_name + SCHEMAS[_name], tags=(torch.Tag.pt2_compliant_tag,))
+    torch.library.register_fake(f"{NAMESPACE}::{_name}", _fake, lib=_library)
+    # CPU too: CPU tensors reach the checks, whose error names the argument.
+    for _key in ("CUDA", "CPU"):
+        _library.impl(_name, _impl, _key)
 
 
 # --- the entry point ------------------------------------------------------------------------
@@ -120,9 +138,14 @@ def gate_epilogue(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Te
     None -> ``gatejit::gate_epilogue`` (returns a new tensor), ``attn`` itself
     -> ``gatejit::gate_epilogue_inplace`` (returns attn), another tensor ->
     ``gatejit::gate_epilogue_out`` (returns out). Traceable by torch.compile."""
-    for name, t in (("hidden", hidden), ("weight", weight), ("attn", attn), ("out", out)):
-        if not isinstance(t, Tensor) and not (name == "out" and t is None):
-            raise GatejitArgumentError(name, f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    if not isinstance(hidden, Tensor):
+        _not_a_tensor("hidden", hidden)
+    if not isinstance(weight, Tensor):
+        _not_a_tensor("weight", weight)
+    if not isinstance(attn, Tensor):
+        _not_a_tensor("attn", attn)
+    if out is not None and not isinstance(out, Tensor):
+        _not_a_tensor("out", out)
     _check_choices(act, rounding)
     if out is None:
         return torch.ops.gatejit.gate_epilogue.default(hidden, weight, attn, act, rounding)
@@ -131,3 +154,7 @@ def gate_epilogue(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Te
         return attn
     torch.ops.gatejit.gate_epilogue_out.default(hidden, weight, attn, out, act, rounding)
     return out
+
+
+def _not_a_tensor(name: str, value) -> None:
+    raise GatejitArgumentError(name, f"{name}: expected a torch.Tensor, got {type(value).__name__}")
