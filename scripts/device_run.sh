@@ -39,13 +39,15 @@ python_suites() {
     "import torch, gatejit; print('installed:', gatejit.__file__, gatejit.library_path()); print(gatejit.explain_contract({'m': 1, 'n': 1536, 'k': 7168, 'dtype': 'bf16', 'act': 'sigmoid', 'target': 'sm_90'}))") \
     || status=1
   step "Python suites against the installed package (ops, vLLM adapter, package, binding)"
-  (cd python && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_EXTRA_INCLUDE_DIR=$repo/.device/include \
-    timeout 270 $py -m pytest -q -rs -s -p no:cacheprovider --timeout 200 tests/test_ops.py tests/test_vllm_adapter.py \
-    tests/test_package.py tests/test_binding.py > "$OUT/pytest_python.log" 2>&1) || status=1
-  grep -E "passed|failed|FAILED|^E |Error|replayed gatejit|bit-identical|SKIPPED" "$OUT/pytest_python.log" | tail -70
+  # From /tmp: `python -m pytest` puts the working folder on sys.path, and python/ would shadow the install.
+  local t=$repo/python/tests
+  (cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_EXTRA_INCLUDE_DIR=$repo/.device/include \
+    timeout 270 $py -m pytest -q -rs -s -p no:cacheprovider --timeout 200 $t/test_ops.py $t/test_vllm_adapter.py \
+    $t/test_package.py $t/test_binding.py > "$OUT/pytest_python.log" 2>&1) || status=1
+  grep -E "passed|failed|FAILED|^E |Error|replayed gatejit|bit-identical|SKIPPED|^gatejit from" "$OUT/pytest_python.log" | tail -70
   step "the adapter test with the callback removed (GATEJIT_TEST_DROP_CALLBACK=1): it must FAIL"
-  (cd python && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_TEST_DROP_CALLBACK=1 timeout 100 $py -m pytest -q \
-    -p no:cacheprovider "tests/test_vllm_adapter.py::test_mla_block_with_and_without_the_callback[dynamic]" \
+  (cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_TEST_DROP_CALLBACK=1 timeout 100 $py -m pytest -q \
+    -p no:cacheprovider "$t/test_vllm_adapter.py::test_mla_block_with_and_without_the_callback[dynamic]" \
     > "$OUT/pytest_drop_callback.log" 2>&1)
   rc=$?
   grep -E "^E .*gatejit kernel|passed|failed" "$OUT/pytest_drop_callback.log" | tail -5
