@@ -90,6 +90,8 @@ def supports(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str
     a kernel for its contract is in a loaded bundle or the cache, or the JIT
     is attached. Never raises, never compiles, launches nothing."""
     try:
+        if any(_without_storage(t) for t in (hidden, weight, attn, out)):
+            return False
         call = _Call(hidden, weight, attn, out, act, rounding)
         if call.empty:
             return True
@@ -97,6 +99,15 @@ def supports(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str
         return True
     except Exception:  # noqa: BLE001 - the contract of this function is a bool
         return False
+
+
+def _without_storage(t: Any) -> bool:
+    """A fake or meta tensor (tracing): it has no data pointer to judge alignment by."""
+    torch = _torch()
+    if not isinstance(t, torch.Tensor):
+        return False
+    from torch._subclasses.fake_tensor import FakeTensor
+    return t.is_meta or isinstance(t, FakeTensor)
 
 
 def supports_shape(m: int, n: int, k: int, dtype: Any, act: str = "sigmoid", rounding: str = "boundary",

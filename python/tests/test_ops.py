@@ -9,6 +9,8 @@ poisoned outputs, every element checked.
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from gpu_prerequisites import require
@@ -284,7 +286,11 @@ def test_supports_answers_without_raising(gen, monkeypatch):
     assert gatejit.supports(hidden, weight, attn, act="relu") is False
     with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
         fakes = [mode.from_tensor(t) for t in (hidden, weight, attn)]
-        assert gatejit.supports(*fakes) is False  # no storage: cannot be judged while tracing
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert gatejit.supports(*fakes) is False  # no storage: cannot be judged while tracing
+        assert not [w for w in caught if "data pointer" in str(w.message)], [str(w.message) for w in caught]
+    assert gatejit.supports(*(t.to("meta") for t in (hidden, weight, attn))) is False
     assert gatejit.supports_shape(4, N, K, torch.bfloat16) is True
     assert gatejit.supports_shape(4, N, K, "f16", "silu") is True
     assert gatejit.supports_shape(0, N, K, torch.bfloat16) is False
