@@ -1,31 +1,39 @@
-"""gatejit: Python binding of the gatejit runtime (libgatejit.so, through ctypes).
+"""gatejit: the fused gate epilogue for torch, over the gatejit runtime (libgatejit.so, through ctypes).
 
-One fused kernel computes the gate epilogue
+One fused kernel computes
 
     out[m, n] = act(sum_k hidden[m, k] * weight[n, k]) * attn[m, n]
     act = sigmoid | silu
 
-on torch CUDA tensors, on the current torch stream::
+on torch CUDA tensors, on the current torch stream, through torch custom ops
+(``torch.ops.gatejit.gate_epilogue``, ``gate_epilogue_out``,
+``gate_epilogue_inplace``; see gatejit.ops) that work eagerly, under
+``torch.compile(fullgraph=True)`` and in CUDA graphs::
 
-    import gatejit
+    import torch, gatejit
     out = gatejit.gate_epilogue(hidden, weight, attn)             # new tensor
     gatejit.gate_epilogue(hidden, weight, attn, out=attn)         # in place
+    gatejit.prepare_for([1, 2, 4, 8], n, k, torch.bfloat16)       # before CUDA graph capture
+    gatejit.supports(hidden, weight, attn)                        # bool; never raises, never compiles
     print(gatejit.explain(hidden, weight, attn))                  # which kernel, why
+
+gatejit.integrations.vllm has the output-gate callback for vLLM's MLA seam.
 
 Kernels come from precompiled bundles ($GATEJIT_BUNDLE_PATH, or
 ``Runtime(bundle_path=...)``), the disk cache, or the JIT when the loaded
 library has the compiler in it. The first call for a contract (shape, dtype,
 strides, alignment, act, rounding, device) resolves and loads a kernel; later
-calls only launch. For CUDA graphs, call :func:`prepare` (or make one eager
-call) before capture; during capture pass ``out`` so nothing is allocated.
+calls only launch. Resolve before a CUDA graph capture (:func:`prepare_for`,
+:func:`prepare`, or one eager call): a first use inside a capture raises.
 
 Errors raise :class:`GatejitError` (a RuntimeError); arguments rejected by the
 Python checks raise its subclass :class:`GatejitArgumentError` (also a
 ValueError), whose ``argument`` names the offending argument.
 
 torch is imported lazily: ``import gatejit`` and the contract-level functions
-(:meth:`Runtime.explain_contract`, :meth:`Runtime.resolve_contract`) work
-without it. See docs/python.md.
+(:func:`explain_contract`, :func:`resolve_contract`, :func:`supports_contract`)
+work without it; the ops are registered at import when torch is already
+imported. See docs/python.md.
 """
 
 from __future__ import annotations
