@@ -42,9 +42,13 @@ python_suites() {
   # From /tmp: `python -m pytest` puts the working folder on sys.path, and python/ would shadow the install.
   local t=$repo/python/tests
   (cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_EXTRA_INCLUDE_DIR=$repo/.device/include \
-    timeout 270 $py -m pytest -q -rs -s -p no:cacheprovider --timeout 200 $t/test_ops.py $t/test_vllm_adapter.py \
+    timeout 270 $py -m pytest -v -rsP -p no:cacheprovider --timeout 200 $t/test_ops.py $t/test_vllm_adapter.py \
     $t/test_package.py $t/test_binding.py > "$OUT/pytest_python.log" 2>&1) || status=1
-  grep -E "passed|failed|FAILED|^E |Error|replayed gatejit|bit-identical|SKIPPED|^gatejit from" "$OUT/pytest_python.log" | tail -70
+  # Each op, adapter and package test by name; the binding tests by count.
+  grep -oE "test_(ops|vllm_adapter|package)\.py::[^ ]+ (PASSED|FAILED|SKIPPED|ERROR)" "$OUT/pytest_python.log"
+  grep -E "test_binding.py::.* (FAILED|ERROR)|^E |replayed gatejit|bit-identical|^gatejit from|passed|failed" \
+    "$OUT/pytest_python.log" | tail -40
+  echo "test_binding.py: $(grep -cE "test_binding.py::.* PASSED" "$OUT/pytest_python.log") passed"
   step "the adapter test with the callback removed (GATEJIT_TEST_DROP_CALLBACK=1): it must FAIL"
   (cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_TEST_DROP_CALLBACK=1 timeout 100 $py -m pytest -q \
     -p no:cacheprovider "$t/test_vllm_adapter.py::test_mla_block_with_and_without_the_callback[dynamic]" \

@@ -52,6 +52,14 @@ def _choice(argument: str, value: Any, allowed: Mapping[str, int]) -> int:
     raise GatejitArgumentError(argument, f"{argument} = {value!r}: allowed are {names}")
 
 
+def _dtype_mismatch(name: str, t, hidden) -> None:
+    raise GatejitArgumentError(
+        name,
+        f"{name}.dtype = {t.dtype} differs from hidden.dtype = {hidden.dtype}: "
+        "hidden, weight, attn and out must all have the same dtype",
+    )
+
+
 def _matrix(name: str, t, rows: int, cols: int, data: Optional[int] = None) -> _capi.Tensor:
     """Describes tensor `t` viewed as rows x cols (shape already checked)."""
     if cols > 1 and t.stride(-1) != 1:
@@ -98,11 +106,7 @@ class _Call:
                 )
         for name, t in named[1:]:
             if t.dtype != hidden.dtype:
-                raise GatejitArgumentError(
-                    name,
-                    f"{name}.dtype = {t.dtype} differs from hidden.dtype = {hidden.dtype}: "
-                    "hidden, weight, attn and out must all have the same dtype",
-                )
+                _dtype_mismatch(name, t, hidden)
         if hidden.device.type != "cuda":
             raise GatejitArgumentError(
                 "hidden", f"hidden is on device '{hidden.device}': gatejit needs CUDA tensors (move it with .cuda())"

@@ -31,7 +31,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from ._call import ACTIVATIONS, ROUNDINGS
+from ._call import ACTIVATIONS, ROUNDINGS, _choice, _dtype_mismatch
 from ._capi import GatejitArgumentError
 
 __all__ = ["gate_epilogue", "NAMESPACE", "OP_NAMES", "SCHEMAS"]
@@ -58,11 +58,8 @@ def _launch(hidden: Tensor, weight: Tensor, attn: Tensor, out: Tensor, act: str,
 
 
 def _check_choices(act, rounding) -> None:
-    if not (isinstance(act, str) and act in ACTIVATIONS):
-        raise GatejitArgumentError("act", f"act = {act!r}: allowed are " + ", ".join(repr(a) for a in ACTIVATIONS))
-    if not (isinstance(rounding, str) and rounding in ROUNDINGS):
-        raise GatejitArgumentError(
-            "rounding", f"rounding = {rounding!r}: allowed are " + ", ".join(repr(r) for r in ROUNDINGS))
+    _choice("act", act, ACTIVATIONS)
+    _choice("rounding", rounding, ROUNDINGS)
 
 
 def _check_meta(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Tensor], act: str, rounding: str) -> None:
@@ -70,9 +67,7 @@ def _check_meta(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Tens
     _check_choices(act, rounding)
     for name, t in (("weight", weight), ("attn", attn), ("out", out)):
         if t is not None and t.dtype != hidden.dtype:
-            raise GatejitArgumentError(
-                name, f"{name}.dtype = {t.dtype} differs from hidden.dtype = {hidden.dtype}: "
-                      "hidden, weight, attn and out must all have the same dtype")
+            _dtype_mismatch(name, t, hidden)
     if hidden.dim() not in (1, 2):
         raise GatejitArgumentError("hidden", f"hidden has {hidden.dim()} dimensions: expected [M, K] or [K]")
     if weight.dim() != 2:
