@@ -158,6 +158,18 @@ def test_fallback_for_what_gatejit_does_not_serve(gen):
     assert gatejit.launch_count() == before + 1
     assert_matches(fused, hidden, plain.weight, attn, "sigmoid", gen, "adapter eager")
 
+    # in_place=True writes into attn_output and returns it, on both paths.
+    in_place = GatejitOutputGate(capture_sizes=[4], in_place=True)
+    with torch.no_grad():
+        buffer = attn.clone()
+        assert in_place(hidden, plain, buffer) is buffer
+        torch.cuda.synchronize()
+        assert_matches(buffer, hidden, plain.weight, attn, "sigmoid", gen, "adapter eager in place")
+        buffer = attn.clone()
+        assert in_place(hidden, biased, buffer) is buffer
+        assert torch.equal(buffer, attn * torch.sigmoid(biased(hidden)))
+    assert gatejit.launch_count() == before + 2
+
 
 def test_importable_without_vllm():
     code = ("import sys; sys.modules['vllm'] = None\n"
