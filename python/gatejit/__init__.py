@@ -30,15 +30,16 @@ Errors raise :class:`GatejitError` (a RuntimeError); arguments rejected by the
 Python checks raise its subclass :class:`GatejitArgumentError` (also a
 ValueError), whose ``argument`` names the offending argument.
 
-torch is imported lazily: ``import gatejit`` and the contract-level functions
-(:func:`explain_contract`, :func:`resolve_contract`, :func:`supports_contract`)
-work without it; the ops are registered at import when torch is already
-imported. See docs/python.md.
+``import gatejit`` imports torch where it is installed, to register the ops
+(so the import order of torch and gatejit does not matter); without torch it
+works too, as do the contract-level functions (:func:`explain_contract`,
+:func:`resolve_contract`, :func:`supports_contract`). See docs/python.md.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import json
 import os
 import sys
@@ -352,7 +353,13 @@ def _ops_module():
 
 from ._support import prepare_for, supports, supports_contract, supports_shape  # noqa: E402
 
-# With torch already imported, register the ops now, so a torch.compile'd
-# function that calls gate_epilogue finds them without importing anything.
-if sys.modules.get("torch") is not None:
-    _ops_module()
+# Where torch is installed, register the ops now (importing torch), so that
+# torch.ops.gatejit.* exist and a torch.compile'd function that calls
+# gate_epilogue never has to import anything, whatever the import order.
+# Without torch, `import gatejit` and the contract-level calls still work.
+if sys.modules.get("torch") is not None or (
+        "torch" not in sys.modules and importlib.util.find_spec("torch") is not None):
+    try:
+        _ops_module()
+    except ImportError:  # a torch that cannot be imported: the tensor API says why when used
+        pass

@@ -23,16 +23,20 @@ autograd fallback warns on backward).
 :func:`gate_epilogue` picks one of them from ``out`` (None, ``attn`` itself,
 another tensor); ``gatejit.gate_epilogue`` calls it. All of them launch on
 the default runtime (``gatejit.default_runtime()``) on torch's current
-stream. ``import gatejit`` imports this module when torch is already imported.
+stream. ``import gatejit`` imports this module where torch (>= 2.4) is installed.
 """
 
 from typing import Optional
 
 import torch
-from torch import Tensor
 
-from ._call import ACTIVATIONS, ROUNDINGS, _choice, _dtype_mismatch
-from ._capi import GatejitArgumentError
+if not hasattr(torch.library, "register_fake"):  # torch < 2.4
+    raise ImportError(f"gatejit.ops needs torch >= 2.4 (torch.library.register_fake); this is torch {torch.__version__}")
+
+from torch import Tensor  # noqa: E402
+
+from ._call import ACTIVATIONS, ROUNDINGS, _choice, _dtype_mismatch  # noqa: E402
+from ._capi import GatejitArgumentError  # noqa: E402
 
 __all__ = ["gate_epilogue", "NAMESPACE", "OP_NAMES", "SCHEMAS"]
 

@@ -16,11 +16,6 @@ if os.environ.get("GATEJIT_TEST_INSTALLED") != "1":
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def pytest_report_header(config):
-    import gatejit
-    return f"gatejit from {gatejit.__file__}"
-
-
 @pytest.fixture
 def gen():
     """A CUDA generator with a fresh seed per test; the seed is printed on failure."""

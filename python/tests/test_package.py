@@ -60,6 +60,28 @@ def test_import_without_torch_answers_without_raising(tmp_path):
     assert out.split() == [str(library), "ok"], out
 
 
+def test_import_with_an_unusable_torch(tmp_path):
+    """Where torch is installed, import gatejit registers the ops; a torch too old
+    for them leaves import gatejit working and says why when the op is used."""
+    library = _loaded_library()
+    package_parent = Path(__import__("gatejit").__file__).resolve().parents[1]
+    stub = tmp_path / "stub" / "torch"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text('__version__ = "2.3-stub"\nclass library:\n    pass\n')
+    code = (f"import sys; sys.path[:0] = [{str(tmp_path / 'stub')!r}, {str(package_parent)!r}]\n"
+            "import gatejit\n"
+            "assert 'torch' in sys.modules and 'gatejit.ops' not in sys.modules\n"
+            "print(gatejit.library_path())\n"
+            "try:\n"
+            "    gatejit.gate_epilogue(1, 2, 3)\n"
+            "except ImportError as e:\n"
+            "    print('use:', e)\n")
+    out = _python(sys.executable, code, tmp_path, dict(CLEAN_ENV, GATEJIT_LIBRARY=str(library)))
+    lines = out.splitlines()
+    assert lines[0] == str(library), out
+    assert lines[1] == "use: gatejit.ops needs torch >= 2.4 (torch.library.register_fake); this is torch 2.3-stub", out
+
+
 def test_installed_tree_finds_lib_libgatejit(tmp_path):
     """cmake --install puts the package in <libdir>/gatejit/python/gatejit and the
     library in <libdir>; the package must find it with no environment variable."""
