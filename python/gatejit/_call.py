@@ -86,7 +86,7 @@ def _matrix(name: str, t, rows: int, cols: int, data: Optional[int] = None) -> _
 class _Call:
     """The validated description of one call (shared by launch, prepare, explain)."""
 
-    __slots__ = ("args", "device", "empty", "out_shape")
+    __slots__ = ("args", "device", "empty")
 
     def __init__(self, hidden, weight, attn, out, act, rounding):
         torch = _torch()
@@ -151,7 +151,6 @@ class _Call:
             )
 
         self.device = hidden.device
-        self.out_shape = tuple(attn.shape)
         self.empty = m == 0 or n == 0
         if self.empty:
             self.args = None
@@ -170,14 +169,6 @@ class _Call:
         args.device_ordinal = hidden.device.index if hidden.device.index is not None else torch.cuda.current_device()
         args.stream = torch.cuda.current_stream(hidden.device).cuda_stream or None
         self.args = args
-
-    def set_out(self, out) -> None:
-        m, n = int(self.args.attn.rows), int(self.args.attn.cols)
-        self.args.out = _matrix("out", out, m, n)
-
-    def run(self, fn, runtime_handle, *extra):
-        """Calls the C function `fn` with the call's device current (as torch sees it)."""
-        return run_on_device(fn, runtime_handle, self.args, *extra)
 
 
 def run_on_device(fn, runtime_handle, args: _capi.GateArgs, *extra):

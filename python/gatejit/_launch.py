@@ -97,9 +97,6 @@ class Launcher:
         with self._states_lock:
             return sum(s.launches for s in self._states)
 
-    def is_prepared(self, args: _capi.GateArgs) -> bool:
-        return contract_key(args) in self._prepared
-
     # -- resolving -------------------------------------------------------------------
 
     def prepare_args(self, args: _capi.GateArgs, what: str = "prepare") -> None:
