@@ -3,7 +3,11 @@
 # from source, runs the GPU suite (also under compute-sanitizer), the Python
 # binding tests, the comparison with PyTorch and the benchmark, and leaves
 # every log under $OUT. Kernels come from .device/kernels.gjb, made here by
-# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|bench|sweep|all]
+# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|python|bench|sweep|all]
+# "python" (also part of tests and all): `pip install .` into a fresh venv,
+# then the Python suites (binding, torch ops, vLLM adapter, package) against
+# the installed package, the adapter test once more without its callback
+# (it must fail), and the host cost per eager call.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT=${1:-all}
@@ -18,6 +22,53 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 
 step "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+
+python_suites() {
+  step "pip install . into a fresh venv (--no-build-isolation; it sees this Python's packages, torch included)"
+  local venv=/tmp/gatejit-venv repo=$PWD py rc
+  rm -rf $venv && python3 -m venv --without-pip --system-site-packages $venv
+  py=$venv/bin/python
+  # This python3 may itself be a venv (/opt/torch/.venv): name its site-packages in a .pth.
+  python3 -c "import site, sysconfig; print('\n'.join(sorted({*site.getsitepackages(), sysconfig.get_paths()['purelib']})))" \
+    > "$($py -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/outer-site-packages.pth"
+  GATEJIT_EXTRA_INCLUDE_DIR=$repo/.device/include GATEJIT_BUILD_JOBS=$(nproc) $py -m pip install --no-build-isolation \
+    --no-deps --no-index . > "$OUT/pip_install.log" 2>&1 || { tail -30 "$OUT/pip_install.log"; status=1; return; }
+  grep -E "Successfully|gatejit build: packaged" "$OUT/pip_install.log"
+  # No GATEJIT_* variable but the bundle: the package finds its own library.
+  (cd /tmp && env -u GATEJIT_LIBRARY -u GATEJIT_TEST_BUNDLE -u GATEJIT_DISABLE_JIT $py -c \
+    "import torch, gatejit; print('installed:', gatejit.__file__, gatejit.library_path()); print(gatejit.explain_contract({'m': 1, 'n': 1536, 'k': 7168, 'dtype': 'bf16', 'act': 'sigmoid', 'target': 'sm_90'}))") \
+    || status=1
+  step "Python suites against the installed package (ops, vLLM adapter, package, binding)"
+  # From /tmp: `python -m pytest` puts the working folder on sys.path, and python/ would shadow the install.
+  local t=$repo/python/tests
+  (cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_EXTRA_INCLUDE_DIR=$repo/.device/include \
+    timeout 270 $py -m pytest -v -rsP -p no:cacheprovider --timeout 200 $t/test_ops.py $t/test_vllm_adapter.py \
+    $t/test_package.py $t/test_binding.py > "$OUT/pytest_python.log" 2>&1) || status=1
+  # Each op, adapter and package test by name; the binding tests by count.
+  grep -oE "test_(ops|vllm_adapter|package)\.py::[^ ]+ (PASSED|FAILED|SKIPPED|ERROR)" "$OUT/pytest_python.log"
+  grep -E "test_binding.py::.* (FAILED|ERROR)|^E |replayed gatejit|bit-identical|^gatejit from|passed|failed" \
+    "$OUT/pytest_python.log" | tail -40
+  echo "test_binding.py: $(grep -cE "test_binding.py::.* PASSED" "$OUT/pytest_python.log") passed"
+  step "the adapter test with the callback removed (GATEJIT_TEST_DROP_CALLBACK=1): it must FAIL"
+  (cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_TEST_DROP_CALLBACK=1 timeout 100 $py -m pytest -q \
+    -p no:cacheprovider "$t/test_vllm_adapter.py::test_mla_block_with_and_without_the_callback[dynamic]" \
+    > "$OUT/pytest_drop_callback.log" 2>&1)
+  rc=$?
+  grep -E "^E .*gatejit kernel|passed|failed" "$OUT/pytest_drop_callback.log" | tail -5
+  if [ $rc = 1 ]; then echo "without the callback the test failed, as it must (exit $rc)"
+  else echo "ERROR: without the callback the test exited $rc (a pass means it cannot tell)"; status=1; fi
+  step "host cost per eager call"
+  (cd /tmp && env -u GATEJIT_LIBRARY timeout 60 $py "$repo/python/tests/host_cost.py" --out "$OUT/host_cost.json" \
+    > "$OUT/host_cost.log" 2>&1) || status=1
+  tail -14 "$OUT/host_cost.log"
+}
+
+if [ "$WHAT" = python ]; then
+  python_suites
+  (cd "$OUT" && tar czf logs.tar.gz --remove-files *.log *.txt 2>/dev/null)
+  step "done: status $status"
+  exit $status
+fi
 
 step "build (runtime only: this machine has no LLVM)"
 cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DGATEJIT_BUILD_COMPILER=OFF -DGATEJIT_BUILD_BENCHMARKS=OFF \
@@ -42,9 +93,7 @@ if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
   done
   step "example: bundle_launch (JIT disabled, kernels from the bundle)"
   for m in 1 4 16; do ./$BUILD/examples/bundle_launch "$BUNDLE" $m 2>&1 | tee -a "$OUT/bundle_launch.log" || status=1; done
-  step "Python binding tests"
-  (cd python && python3 -m pytest -q tests/test_binding.py 2>&1 | tee "$OUT/pytest.log" | tail -15)
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  python_suites
   step "gatejit vs PyTorch's unfused expression"
   python3 python/tests/compare_torch.py --out "$OUT/compare_torch.json" 2>&1 | tee "$OUT/compare_torch.log" | tail -12
 fi

@@ -1,36 +1,45 @@
-"""gatejit: Python binding of the gatejit runtime (libgatejit.so, through ctypes).
+"""gatejit: the fused gate epilogue for torch, over the gatejit runtime (libgatejit.so, through ctypes).
 
-One fused kernel computes the gate epilogue
+One fused kernel computes
 
     out[m, n] = act(sum_k hidden[m, k] * weight[n, k]) * attn[m, n]
     act = sigmoid | silu
 
-on torch CUDA tensors, on the current torch stream::
+on torch CUDA tensors, on the current torch stream, through torch custom ops
+(``torch.ops.gatejit.gate_epilogue``, ``gate_epilogue_out``,
+``gate_epilogue_inplace``; see gatejit.ops) that work eagerly, under
+``torch.compile(fullgraph=True)`` and in CUDA graphs::
 
-    import gatejit
+    import torch, gatejit
     out = gatejit.gate_epilogue(hidden, weight, attn)             # new tensor
     gatejit.gate_epilogue(hidden, weight, attn, out=attn)         # in place
+    gatejit.prepare_for([1, 2, 4, 8], n, k, torch.bfloat16)       # before CUDA graph capture
+    gatejit.supports(hidden, weight, attn)                        # bool; never raises, never compiles
     print(gatejit.explain(hidden, weight, attn))                  # which kernel, why
+
+gatejit.integrations.vllm has the output-gate callback for vLLM's MLA seam.
 
 Kernels come from precompiled bundles ($GATEJIT_BUNDLE_PATH, or
 ``Runtime(bundle_path=...)``), the disk cache, or the JIT when the loaded
 library has the compiler in it. The first call for a contract (shape, dtype,
 strides, alignment, act, rounding, device) resolves and loads a kernel; later
-calls only launch. For CUDA graphs, call :func:`prepare` (or make one eager
-call) before capture; during capture pass ``out`` so nothing is allocated.
+calls only launch. Resolve before a CUDA graph capture (:func:`prepare_for`,
+:func:`prepare`, or one eager call): a first use inside a capture raises.
 
 Errors raise :class:`GatejitError` (a RuntimeError); arguments rejected by the
 Python checks raise its subclass :class:`GatejitArgumentError` (also a
 ValueError), whose ``argument`` names the offending argument.
 
-torch is imported lazily: ``import gatejit`` and the contract-level functions
-(:meth:`Runtime.explain_contract`, :meth:`Runtime.resolve_contract`) work
-without it. See docs/python.md.
+``import gatejit`` imports torch where it is installed, to register the ops
+(so the import order of torch and gatejit does not matter); without torch it
+works too, as do the contract-level functions (:func:`explain_contract`,
+:func:`resolve_contract`, :func:`supports_contract`). See docs/python.md.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import json
 import os
 import sys
@@ -38,7 +47,9 @@ import threading
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _capi
+from ._call import ACTIVATIONS, ROUNDINGS, _Call, _torch, run_on_device
 from ._capi import GatejitArgumentError, GatejitError, library_path, load_library
+from ._launch import Launcher
 
 __version__ = "0.1.0"
 
@@ -57,177 +68,14 @@ __all__ = [
     "resolve_contract",
     "library_path",
     "load_library",
+    "launch_count",
+    "supports",
+    "supports_shape",
+    "supports_contract",
+    "prepare_for",
 ]
 
-#: Allowed values of ``act`` and their C enum values.
-ACTIVATIONS = {"sigmoid": _capi.SIGMOID, "silu": _capi.SILU}
-#: Allowed values of ``rounding``. ``"boundary"`` rounds to the tensor dtype
-#: after the projection, after the activation and after the product (as the
-#: unfused torch expression does); ``"fused"`` keeps fp32 until the output.
-ROUNDINGS = {"boundary": _capi.ROUNDING_BOUNDARY, "fused": _capi.ROUNDING_FUSED}
-
-# Stands in for the data pointer of an output not yet allocated (prepare and
-# explain with out=None): a fresh torch allocation is at least 256-byte
-# aligned, the most the runtime's alignment analysis distinguishes.
-_FRESH_ALLOCATION = 256
-
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _torch():
-    """Imports torch on first use (the ctypes layer and contract calls need none)."""
-    try:
-        import torch
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise GatejitError(f"gatejit's tensor API needs PyTorch: {e}", _capi.INVALID_ARGUMENT) from None
-    return torch
-
-
-_DTYPES: Optional[dict] = None
-
-
-def _dtype_codes() -> dict:
-    global _DTYPES
-    if _DTYPES is None:
-        torch = _torch()
-        _DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16, torch.float32: _capi.F32}
-    return _DTYPES
-
-
-def _choice(argument: str, value: Any, allowed: Mapping[str, int]) -> int:
-    if isinstance(value, str) and value in allowed:
-        return allowed[value]
-    names = ", ".join(repr(k) for k in allowed)
-    raise GatejitArgumentError(argument, f"{argument} = {value!r}: allowed are {names}")
-
-
-def _matrix(name: str, t, rows: int, cols: int, data: Optional[int] = None) -> _capi.Tensor:
-    """Describes tensor `t` viewed as rows x cols (shape already checked)."""
-    if cols > 1 and t.stride(-1) != 1:
-        raise GatejitArgumentError(
-            name,
-            f"{name}.stride(-1) = {t.stride(-1)}: the inner (last) dimension must be contiguous "
-            f"(stride 1); pass {name}.contiguous()",
-        )
-    if t.dim() == 1 or rows == 1:
-        # A single row: its row stride is never used, so describe it as a
-        # packed one (the contract, and so the bundle lookup, includes ld).
-        ld = cols
-    else:
-        ld = t.stride(0)
-        if ld < cols:
-            raise GatejitArgumentError(
-                name,
-                f"{name}.stride(0) = {ld}: the row stride must be at least the row length {cols} "
-                "(rows must not overlap)",
-            )
-    return _capi.Tensor(data if data is not None else t.data_ptr(), _dtype_codes()[t.dtype], rows, cols, ld)
-
-
-class _Call:
-    """The validated description of one call (shared by launch, prepare, explain)."""
-
-    __slots__ = ("args", "device", "empty", "out_shape")
-
-    def __init__(self, hidden, weight, attn, out, act, rounding):
-        torch = _torch()
-        act_code = _choice("act", act, ACTIVATIONS)
-        rounding_code = _choice("rounding", rounding, ROUNDINGS)
-        named = [("hidden", hidden), ("weight", weight), ("attn", attn)]
-        if out is not None:
-            named.append(("out", out))
-        codes = _dtype_codes()
-        for name, t in named:
-            if not isinstance(t, torch.Tensor):
-                raise GatejitArgumentError(name, f"{name}: expected a torch.Tensor, got {type(t).__name__}")
-        for name, t in named:
-            if t.dtype not in codes:
-                raise GatejitArgumentError(
-                    name, f"{name}.dtype = {t.dtype}: allowed are torch.bfloat16, torch.float16, torch.float32"
-                )
-        for name, t in named[1:]:
-            if t.dtype != hidden.dtype:
-                raise GatejitArgumentError(
-                    name,
-                    f"{name}.dtype = {t.dtype} differs from hidden.dtype = {hidden.dtype}: "
-                    "hidden, weight, attn and out must all have the same dtype",
-                )
-        if hidden.device.type != "cuda":
-            raise GatejitArgumentError(
-                "hidden", f"hidden is on device '{hidden.device}': gatejit needs CUDA tensors (move it with .cuda())"
-            )
-        for name, t in named[1:]:
-            if t.device != hidden.device:
-                raise GatejitArgumentError(
-                    name,
-                    f"{name} is on device '{t.device}' but hidden is on '{hidden.device}': "
-                    "all tensors must be on the same CUDA device",
-                )
-
-        # Shapes: hidden [M, K] (or [K] = [1, K]), weight [N, K], attn and out [M, N]
-        # (or [N] when hidden is 1-D).
-        if hidden.dim() not in (1, 2):
-            raise GatejitArgumentError(
-                "hidden", f"hidden has shape {tuple(hidden.shape)}: expected [M, K] or [K] (1-D, as [1, K])"
-            )
-        if weight.dim() != 2:
-            raise GatejitArgumentError("weight", f"weight has shape {tuple(weight.shape)}: expected [N, K] (2-D)")
-        m = 1 if hidden.dim() == 1 else int(hidden.shape[0])
-        k = int(hidden.shape[-1])
-        n = int(weight.shape[0])
-        if int(weight.shape[1]) != k:
-            raise GatejitArgumentError(
-                "weight",
-                f"weight has shape {tuple(weight.shape)}: weight.shape[1] must equal hidden.shape[-1] = {k} (K)",
-            )
-        allowed_shapes = [(m, n)] + ([(n,)] if hidden.dim() == 1 else [])
-        shape_text = f"[{m}, {n}] (M, N)" + (f" or [{n}]" if hidden.dim() == 1 else "")
-        if tuple(attn.shape) not in allowed_shapes:
-            raise GatejitArgumentError("attn", f"attn has shape {tuple(attn.shape)}: expected {shape_text}")
-        if out is not None and tuple(out.shape) != tuple(attn.shape):
-            raise GatejitArgumentError(
-                "out", f"out has shape {tuple(out.shape)}: expected the shape of attn, {tuple(attn.shape)}"
-            )
-        if k == 0:
-            raise GatejitArgumentError("hidden", f"hidden has shape {tuple(hidden.shape)}: K must be at least 1")
-        if out is not None and out.data_ptr() == attn.data_ptr() and out.stride() != attn.stride():
-            raise GatejitArgumentError(
-                "out", "out shares attn's memory with different strides: pass out=attn itself, or a separate tensor"
-            )
-
-        self.device = hidden.device
-        self.out_shape = tuple(attn.shape)
-        self.empty = m == 0 or n == 0
-        if self.empty:
-            self.args = None
-            return
-        args = _capi.GateArgs()
-        args.hidden = _matrix("hidden", hidden, m, k)
-        args.weight = _matrix("weight", weight, n, k)
-        args.attn = _matrix("attn", attn, m, n)
-        if out is not None:
-            args.out = _matrix("out", out, m, n)
-        else:  # described as the packed tensor gate_epilogue would allocate
-            args.out = _capi.Tensor(_FRESH_ALLOCATION, codes[hidden.dtype], m, n, n)
-        args.act = act_code
-        args.rounding = rounding_code
-        args.device_kind = _capi.DEVICE_HIP if getattr(torch.version, "hip", None) else _capi.DEVICE_CUDA
-        args.device_ordinal = hidden.device.index if hidden.device.index is not None else torch.cuda.current_device()
-        args.stream = torch.cuda.current_stream(hidden.device).cuda_stream or None
-        self.args = args
-
-    def set_out(self, out) -> None:
-        m, n = int(self.args.attn.rows), int(self.args.attn.cols)
-        self.args.out = _matrix("out", out, m, n)
-
-    def run(self, fn, runtime_handle, *extra):
-        """Calls the C function `fn` with the call's device current (as torch sees it)."""
-        torch = _torch()
-        index = self.args.device_ordinal
-        if torch.cuda.current_device() == index:
-            return fn(runtime_handle, ctypes.byref(self.args), *extra)
-        with torch.cuda.device(index):
-            return fn(runtime_handle, ctypes.byref(self.args), *extra)
 
 
 def _contract_text(contract: Union[str, Mapping[str, Any]]) -> bytes:
@@ -303,6 +151,7 @@ class Runtime:
                 self.close()
                 raise
             self.jit_attached = True
+        self._launcher = Launcher(self)
 
     # -- lifetime --------------------------------------------------------------
 
@@ -379,35 +228,47 @@ class Runtime:
         with ``out`` given, no allocation (safe inside CUDA graph capture once
         the kernel is prepared). Not differentiable.
         """
-        call = _Call(hidden, weight, attn, out, act, rounding)
         if out is None:
             torch = _torch()
-            out = torch.empty(call.out_shape, dtype=attn.dtype, device=attn.device)
-            if not call.empty:
-                call.set_out(out)
-        if call.empty:
-            return out
-        _capi.check(call.run(self._lib.gatejit_gate_epilogue, self.handle), "gate_epilogue")
+            if not isinstance(attn, torch.Tensor):
+                _Call(hidden, weight, attn, out, act, rounding)  # raises, naming the argument
+            out = torch.empty(attn.shape, dtype=attn.dtype, device=attn.device)
+        self._launcher.launch(hidden, weight, attn, out, act, rounding)
         return out
 
     def prepare(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary") -> None:
         """Resolves and loads the kernel of this call without launching it.
 
         Call it before capturing the call in a CUDA graph: the first call of a
-        contract reads bundles/cache and loads a module, which capture forbids.
-        With out=None it prepares for the packed output gate_epilogue allocates.
+        contract reads bundles/cache and loads a module, which capture forbids
+        (a first call inside a capture raises GatejitError). With out=None it
+        prepares for the packed output gate_epilogue allocates. Shapes only
+        known as numbers: :func:`gatejit.prepare_for`.
         """
         call = _Call(hidden, weight, attn, out, act, rounding)
         if not call.empty:
-            _capi.check(call.run(self._lib.gatejit_prepare, self.handle), "prepare")
+            self._launcher.prepare_args(call.args, "prepare")
+
+    @property
+    def launch_count(self) -> int:
+        """How many kernels this runtime has launched (successful launches, all threads).
+
+        A real count of gatejit_gate_epilogue calls that returned success, for
+        tests and engines that want to see the fused path taken; a CUDA graph
+        replay launches without calling it (its capture counted once)."""
+        return self._launcher.launch_count
 
     def explain(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary") -> str:
         """Which kernel path this call takes and why, e.g. "specialised gemv from bundle kernels.gjb"."""
         call = _Call(hidden, weight, attn, out, act, rounding)
         if call.empty:
             return "nothing to compute: M or N is 0"
+        return self._explain_args(call.args)
+
+    def _explain_args(self, args: _capi.GateArgs) -> str:
+        """gatejit_explain on built descriptors (never compiles, never launches)."""
         text = ctypes.c_void_p()
-        _capi.check(call.run(self._lib.gatejit_explain, self.handle, ctypes.byref(text)), "explain")
+        _capi.check(run_on_device(self._lib.gatejit_explain, self.handle, args, ctypes.byref(text)), "explain")
         return _capi.take_string(text)
 
 
@@ -431,8 +292,22 @@ def default_runtime() -> Runtime:
 
 def gate_epilogue(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
                   *, runtime: Optional[Runtime] = None):
-    """``act(hidden @ weight.T) * attn`` on the default runtime; see :meth:`Runtime.gate_epilogue`."""
-    return (runtime or default_runtime()).gate_epilogue(hidden, weight, attn, out, act, rounding)
+    """``act(hidden @ weight.T) * attn``; see :meth:`Runtime.gate_epilogue` for the arguments.
+
+    On the default runtime this goes through the torch custom ops
+    (``torch.ops.gatejit.gate_epilogue``, ``gate_epilogue_out`` when ``out``
+    is given, ``gate_epilogue_inplace`` when ``out is attn``), so it works
+    under ``torch.compile(fullgraph=True)`` and in CUDA graphs. With
+    ``runtime=`` it calls that runtime directly (eager only).
+    """
+    if runtime is not None:
+        return runtime.gate_epilogue(hidden, weight, attn, out, act, rounding)
+    return _ops_module().gate_epilogue(hidden, weight, attn, out, act, rounding)
+
+
+def launch_count() -> int:
+    """Kernels launched by the default runtime so far; see :attr:`Runtime.launch_count`."""
+    return default_runtime().launch_count
 
 
 def prepare(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
@@ -460,3 +335,31 @@ def explain_contract(contract: Union[str, Mapping[str, Any]]) -> str:
 def resolve_contract(contract: Union[str, Mapping[str, Any]]) -> str:
     """:meth:`Runtime.resolve_contract` on the default runtime."""
     return default_runtime().resolve_contract(contract)
+
+
+# --- the torch custom ops -------------------------------------------------------------
+
+_ops = None
+
+
+def _ops_module():
+    """gatejit.ops (registers the torch.library ops on import; needs torch)."""
+    global _ops
+    if _ops is None:
+        from . import ops as module
+        _ops = module
+    return _ops
+
+
+from ._support import prepare_for, supports, supports_contract, supports_shape  # noqa: E402
+
+# Where torch is installed, register the ops now (importing torch), so that
+# torch.ops.gatejit.* exist and a torch.compile'd function that calls
+# gate_epilogue never has to import anything, whatever the import order.
+# Without torch, `import gatejit` and the contract-level calls still work.
+if sys.modules.get("torch") is not None or (
+        "torch" not in sys.modules and importlib.util.find_spec("torch") is not None):
+    try:
+        _ops_module()
+    except ImportError:  # a torch that cannot be imported: the tensor API says why when used
+        pass

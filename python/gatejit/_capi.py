@@ -194,20 +194,34 @@ def check_layout() -> None:
 # --- library loading ----------------------------------------------------------
 
 _LIB_NAME = "libgatejit.so"
+# The runtime with the compiler linked in (the JIT); when packaged beside the
+# binding it is preferred, as it serves everything libgatejit.so does.
+_JIT_LIB_NAME = "libgatejit_jit.so"
 _lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
 _lib_path: Optional[str] = None
 
 
 def _candidates() -> List[str]:
-    """Where to look for libgatejit.so when $GATEJIT_LIBRARY is unset, in order."""
+    """Where to look for the library when $GATEJIT_LIBRARY is unset, in order.
+
+    1. inside the package (what ``pip install .`` puts there), the JIT library first;
+    2. an installed tree (``cmake --install``): the package lives in
+       ``<libdir>/gatejit/python/gatejit`` and the library in ``<libdir>``;
+    3. a source checkout: ``build-py/runtime``, then the other ``build*/runtime``
+       folders of the repository, newest first.
+    """
     package_dir = Path(__file__).resolve().parent
+    out = [str(package_dir / _JIT_LIB_NAME), str(package_dir / _LIB_NAME)]
+    if package_dir.parent.name == "python" and package_dir.parent.parent.name == "gatejit":
+        libdir = package_dir.parent.parent.parent
+        out += [str(libdir / _JIT_LIB_NAME), str(libdir / _LIB_NAME)]
     repo = package_dir.parent.parent  # python/gatejit -> repository root
-    out = [str(package_dir / _LIB_NAME), str(repo / "build-py" / "runtime" / _LIB_NAME)]
-    # Other build folders of the repository, newest first.
-    others = glob.glob(str(repo / "build*" / "runtime" / _LIB_NAME))
-    others.sort(key=lambda p: os.path.getmtime(p) if os.path.exists(p) else 0.0, reverse=True)
-    out += [p for p in others if p not in out]
+    if (repo / "CMakeLists.txt").is_file() and (repo / "runtime").is_dir():
+        out.append(str(repo / "build-py" / "runtime" / _LIB_NAME))
+        others = glob.glob(str(repo / "build*" / "runtime" / _LIB_NAME))
+        others.sort(key=lambda p: os.path.getmtime(p) if os.path.exists(p) else 0.0, reverse=True)
+        out += [p for p in others if p not in out]
     return out
 
 
@@ -258,9 +272,9 @@ def load_library() -> ctypes.CDLL:
     """Loads libgatejit.so once (thread-safe) and returns it.
 
     Search order: ``$GATEJIT_LIBRARY`` (a file, or a folder holding
-    libgatejit.so; when set, nothing else is tried), then libgatejit.so next to
-    this package, then ``build-py/runtime/`` and the other ``build*/runtime/``
-    folders of the repository (newest first), then the system's library path.
+    libgatejit.so; when set, nothing else is tried), then :func:`_candidates`
+    (inside the package, an installed tree's libdir, a source checkout's build
+    folders), then the system's library path.
     Raises GatejitError (code NOT_FOUND) listing what was tried.
     """
     global _lib, _lib_path
@@ -301,7 +315,8 @@ def load_library() -> ctypes.CDLL:
                 return lib
         detail = "".join(f"\n  - {t}" for t in tried)
         raise GatejitError(
-            "libgatejit.so not found: set GATEJIT_LIBRARY=/path/to/libgatejit.so, or build it with "
+            "libgatejit.so not found: `pip install .` from the repository puts it inside the package; "
+            "or set GATEJIT_LIBRARY=/path/to/libgatejit.so; or build it with "
             "`cmake -S . -B build-py -G Ninja -DGATEJIT_BUILD_COMPILER=OFF -DGATEJIT_BUILD_BENCHMARKS=OFF "
             "-DGATEJIT_BUILD_TESTS=OFF && ninja -C build-py gatejit_shared`" + (f"; tried:{detail}" if detail else ""),
             NOT_FOUND,

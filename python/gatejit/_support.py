@@ -1,0 +1,169 @@
+"""Deciding and warming up before serving: which calls gatejit can serve, and
+resolving every batch size an engine will capture before it captures.
+
+* :func:`supports` (tensors), :func:`supports_shape` (numbers, on a device) and
+  :func:`supports_contract` (a contract, no device) answer True or False:
+  they never raise and never compile. They ask the runtime the same chain a
+  call would walk (bundles, cache, the JIT when attached) through
+  ``gatejit_explain``, so True means a kernel is there to load or the JIT
+  would make one.
+* :func:`prepare_for` resolves and loads (or JIT-compiles) the kernel of each
+  M for packed tensors, on the current stream, and remembers the contracts,
+  so that a CUDA graph capture of those calls reads and loads nothing.
+
+These run eagerly, at model load: they call into the C library, which
+``torch.compile`` cannot trace. Tensors without storage (fake or meta
+tensors, as inside a compiled region) make :func:`supports` answer False.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Mapping, Union
+
+from . import _capi
+from ._call import _FRESH_ALLOCATION, ACTIVATIONS, ROUNDINGS, _Call, _choice, _torch
+from ._capi import GatejitArgumentError, GatejitError
+
+_DTYPE_NAMES = {"bf16": _capi.BF16, "bfloat16": _capi.BF16, "f16": _capi.F16, "float16": _capi.F16,
+                "half": _capi.F16, "f32": _capi.F32, "float32": _capi.F32}
+
+
+def _runtime(runtime):
+    if runtime is not None:
+        return runtime
+    from . import default_runtime
+    return default_runtime()
+
+
+def _dtype_code(dtype: Any) -> int:
+    if isinstance(dtype, str):
+        return _choice("dtype", dtype, _DTYPE_NAMES)
+    torch = _torch()
+    codes = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16, torch.float32: _capi.F32}
+    if dtype in codes:
+        return codes[dtype]
+    raise GatejitArgumentError(
+        "dtype", f"dtype = {dtype!r}: allowed are torch.bfloat16, torch.float16, torch.float32 (or 'bf16', 'f16', 'f32')")
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise GatejitArgumentError(name, f"{name} = {value!r}: expected an int >= 1")
+    return value
+
+
+def _device_index(device: Any) -> int:
+    torch = _torch()
+    if device is None:
+        return torch.cuda.current_device()
+    if isinstance(device, int):
+        return device
+    d = torch.device(device)
+    if d.type != "cuda":
+        raise GatejitArgumentError("device", f"device = {device!r}: gatejit needs a CUDA device")
+    return d.index if d.index is not None else torch.cuda.current_device()
+
+
+def packed_args(m: int, n: int, k: int, dtype: Any, act: str, rounding: str, device: Any) -> _capi.GateArgs:
+    """The descriptors of a call on fresh packed tensors (hidden [m, k], weight
+    [n, k], attn and out [m, n]) on `device`, on its current stream; the
+    pointers stand in for fresh allocations (their alignment is what counts)."""
+    torch = _torch()
+    m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
+    code = _dtype_code(dtype)
+    args = _capi.GateArgs()
+    args.hidden = _capi.Tensor(_FRESH_ALLOCATION, code, m, k, k)
+    args.weight = _capi.Tensor(_FRESH_ALLOCATION, code, n, k, k)
+    args.attn = _capi.Tensor(_FRESH_ALLOCATION, code, m, n, n)
+    args.out = _capi.Tensor(_FRESH_ALLOCATION, code, m, n, n)
+    args.act = _choice("act", act, ACTIVATIONS)
+    args.rounding = _choice("rounding", rounding, ROUNDINGS)
+    args.device_kind = _capi.DEVICE_HIP if getattr(torch.version, "hip", None) else _capi.DEVICE_CUDA
+    args.device_ordinal = _device_index(device)
+    args.stream = torch.cuda.current_stream(args.device_ordinal).cuda_stream or None
+    return args
+
+
+def supports(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
+             *, runtime=None) -> bool:
+    """Whether gatejit can serve this call: the arguments pass every check and
+    a kernel for its contract is in a loaded bundle or the cache, or the JIT
+    is attached. Never raises, never compiles, launches nothing."""
+    try:
+        if any(_without_storage(t) for t in (hidden, weight, attn, out)):
+            return False
+        call = _Call(hidden, weight, attn, out, act, rounding)
+        if call.empty:
+            return True
+        _runtime(runtime)._explain_args(call.args)
+        return True
+    except Exception:  # noqa: BLE001 - the contract of this function is a bool
+        return False
+
+
+def _without_storage(t: Any) -> bool:
+    """A fake or meta tensor (tracing): it has no data pointer to judge alignment by."""
+    torch = _torch()
+    if not isinstance(t, torch.Tensor):
+        return False
+    from torch._subclasses.fake_tensor import FakeTensor
+    return t.is_meta or isinstance(t, FakeTensor)
+
+
+def supports_shape(m: int, n: int, k: int, dtype: Any, act: str = "sigmoid", rounding: str = "boundary",
+                   *, device: Any = None, runtime=None) -> bool:
+    """:func:`supports` for fresh packed tensors of these sizes on `device`
+    (default: torch's current CUDA device). Never raises, never compiles."""
+    try:
+        _runtime(runtime)._explain_args(packed_args(m, n, k, dtype, act, rounding, device))
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def supports_contract(contract: Union[str, Mapping[str, Any]], *, runtime=None) -> bool:
+    """The contract-level twin of :func:`supports`: whether a contract (a dict
+    or JSON text, keys as in :meth:`Runtime.explain_contract`, with a
+    ``target``) can be served, without a device. Never raises, never compiles."""
+    try:
+        _runtime(runtime).explain_contract(contract)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = "sigmoid",
+                rounding: str = "boundary", *, device: Any = None, runtime=None) -> Dict[int, str]:
+    """Resolves and loads (or JIT-compiles) the kernel of every M in `m_values`
+    for packed tensors ([M, k] hidden, [n, k] weight, [M, n] attn and out,
+    freshly allocated or at least 16-byte aligned) on `device`, on its current
+    stream, before a CUDA graph capture of those calls.
+
+    Run it on the stream that will be captured: the tiled mma kernels
+    (sm_90, M > 16) keep one module instance per stream, loaded by the
+    first call on that stream. Returns {M: explanation} (which kernel serves
+    each M). Raises GatejitError naming the M no kernel can serve.
+    """
+    rt = _runtime(runtime)
+    if isinstance(m_values, int):
+        m_values = [m_values]
+    try:
+        ms = [int(m) for m in m_values]
+    except (TypeError, ValueError):
+        raise GatejitArgumentError("m_values", f"m_values = {m_values!r}: expected an iterable of ints >= 1") from None
+    if not ms:
+        raise GatejitArgumentError("m_values", "m_values is empty: name at least one batch size")
+    explained: Dict[int, str] = {}
+    for m in sorted(set(ms)):
+        if m < 1:
+            raise GatejitArgumentError("m_values", f"m_values holds {m}: every M must be >= 1")
+        args = packed_args(m, n, k, dtype, act, rounding, device)
+        try:
+            rt._launcher.prepare_args(args, f"prepare_for(m={m}, n={n}, k={k})")
+        except GatejitError as e:
+            if isinstance(e, GatejitArgumentError):
+                raise
+            raise GatejitError(f"prepare_for: M = {m}: {e}", e.code) from None
+        explained[m] = rt._explain_args(args)
+    return explained
+

@@ -1,0 +1,1 @@
+"""Adapters that install gatejit into serving engines; each imports without its engine."""

@@ -1,0 +1,183 @@
+"""gatejit.integrations.vllm in a compiled, CUDA-graph-captured model.
+
+A small MLA-like block (mla_module.py) owning its gate projection is built
+twice with the same weights: once with GatejitOutputGate installed as its
+output-gate callback, once without (its own expression). Both are compiled
+with torch.compile(fullgraph=True), warmed up and captured in CUDA graphs per
+batch size on one stream, as an engine does, and replayed on new inputs.
+The test checks
+
+  (a) the gated values of the block with the callback against the boundary
+      contract (gate_reference.py, every element) and both blocks' outputs
+      against each other;
+  (b) that the fused kernel really ran in the replayed graph: the profiler's
+      record of the replay holds a gatejit kernel (its code object's symbol
+      starts with "gatejit_") for the block with the callback and none for
+      the block without, and capturing the block with the callback went
+      through gatejit's launch path once per capture.
+
+GATEJIT_TEST_DROP_CALLBACK=1 builds the "with callback" block without
+installing the callback; the test must then fail at (b)
+(scripts/device_run.sh runs it so and shows the failure).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gpu_prerequisites import require
+
+torch, gatejit = require("the vLLM adapter tests")
+import torch._dynamo  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+from gatejit.integrations.vllm import DECISION_ATTRIBUTE, GatejitOutputGate  # noqa: E402
+from gate_reference import assert_matches  # noqa: E402
+from mla_module import TinyMLAAttention  # noqa: E402
+
+DROP_CALLBACK = os.environ.get("GATEJIT_TEST_DROP_CALLBACK") == "1"
+HIDDEN = 7168
+
+
+def rel_rmse(a, b) -> float:
+    a, b = a.double(), b.double()
+    return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
+
+
+def replay_kernels(graph):
+    """Replays `graph` under the profiler; returns the GPU kernels it recorded."""
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        graph.replay()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if str(e.device_type).endswith("CUDA")]
+
+
+def capture(model, static_input, stream):
+    """Warm-up and capture on `stream` (vLLM's pattern); returns (graph, outputs, launches during capture)."""
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            model(static_input)
+    stream.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    before = gatejit.launch_count()
+    with torch.cuda.graph(graph, stream=stream):
+        outputs = model(static_input)
+    return graph, outputs, gatejit.launch_count() - before
+
+
+@pytest.mark.parametrize("dynamic,sizes", [(True, [4, 32]), (False, [8])], ids=["dynamic", "static"])
+def test_mla_block_with_and_without_the_callback(gen, dynamic, sizes):
+    torch._dynamo.reset()
+    torch.manual_seed(gen.initial_seed() % (2 ** 31))
+    plain_block = TinyMLAAttention().to(device="cuda", dtype=torch.bfloat16).eval().requires_grad_(False)
+    fused_block = copy.deepcopy(plain_block)
+    gate = GatejitOutputGate(capture_sizes=sizes)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # prepare on the stream that will be captured
+        assert gate.prepare(fused_block.gate_proj) is True, "gatejit should serve the seed shape"
+    assert getattr(fused_block.gate_proj, DECISION_ATTRIBUTE) is True
+    if not DROP_CALLBACK:
+        fused_block.output_gate = gate
+    fused = torch.compile(fused_block, fullgraph=True, dynamic=dynamic)
+    plain = torch.compile(plain_block, fullgraph=True, dynamic=dynamic)
+
+    with torch.no_grad():
+        for tokens in sizes:
+            static_input = torch.randn(tokens, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
+            fused_graph, fused_out, fused_launches = capture(fused, static_input, stream)
+            plain_graph, plain_out, plain_launches = capture(plain, static_input, stream)
+            static_input.copy_(torch.randn(tokens, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16))
+            for t in (*fused_out, *plain_out):
+                t.fill_(float("nan"))
+            fused_kernels = replay_kernels(fused_graph)
+            plain_kernels = replay_kernels(plain_graph)
+            what = f"T={tokens} dynamic={dynamic}"
+
+            # (b) the fused kernel ran in the compiled, captured block with the callback, and only there
+            assert plain_kernels, f"{what}: the profiler recorded no kernel at all for the replay"
+            fused_gatejit = [k for k in fused_kernels if k.startswith("gatejit_")]
+            assert fused_gatejit, (f"{what}: no gatejit kernel ran in the replayed graph of the block with the "
+                                   f"callback; its kernels: {sorted(set(fused_kernels))}")
+            assert not [k for k in plain_kernels if k.startswith("gatejit_")], plain_kernels
+            assert fused_launches == 1 and plain_launches == 0, (fused_launches, plain_launches)
+            print(f"{what}: replayed gatejit kernel {fused_gatejit[0]} among {len(fused_kernels)} kernels "
+                  f"(block without the callback: {len(plain_kernels)} kernels)")
+
+            # (a) the values: the seam at the boundary contract, the block outputs against each other
+            out_f, attn_f, gated_f = fused_out
+            out_p, attn_p, gated_p = plain_out
+            for t in (*fused_out, *plain_out):
+                assert bool(torch.isfinite(t).all()), f"{what}: an output was not written by the replay"
+            assert_matches(gated_f, static_input, fused_block.gate_proj.weight, attn_f, "sigmoid", gen,
+                           f"{what}: gated values of the block with the callback")
+            assert rel_rmse(attn_f, attn_p) < 1e-2, f"{what}: attention outputs differ"
+            assert rel_rmse(gated_f, gated_p) < 1e-2, f"{what}: gated values differ"
+            assert rel_rmse(out_f, out_p) < 1e-2, f"{what}: block outputs differ"
+            exact = float((gated_f.view(torch.int16) == gated_p.view(torch.int16)).double().mean())
+            print(f"{what}: gated values bit-identical to the block without the callback: {exact:.4%}; "
+                  f"output rel RMSE {rel_rmse(out_f, out_p):.2e}")
+
+
+def test_fallback_for_what_gatejit_does_not_serve(gen):
+    """A quantised-looking or biased projection, a wrong dtype or a strided
+    input keeps the existing expression (and launches nothing)."""
+    gate = GatejitOutputGate(capture_sizes=[4])
+    biased = torch.nn.Linear(HIDDEN, 1536, bias=True).to("cuda", torch.bfloat16).requires_grad_(False)
+    assert gate.prepare(biased) is False and getattr(biased, DECISION_ATTRIBUTE) is False
+    fp32 = torch.nn.Linear(HIDDEN, 1536, bias=False).to("cuda").requires_grad_(False)
+    assert gate.prepare(fp32) is False
+
+    class QuantMethod:  # what a quantised vLLM layer carries
+        pass
+
+    quantised = torch.nn.Linear(HIDDEN, 1536, bias=False).to("cuda", torch.bfloat16).requires_grad_(False)
+    quantised.quant_method = QuantMethod()
+    assert gate.prepare(quantised) is False
+
+    plain = torch.nn.Linear(HIDDEN, 1536, bias=False).to("cuda", torch.bfloat16).requires_grad_(False)
+    assert gate.prepare(plain) is True
+    hidden = torch.randn(8, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
+    attn = torch.randn(8, 1536, generator=gen, device="cuda").to(torch.bfloat16)
+    before = gatejit.launch_count()
+    with torch.no_grad():
+        for layer in (biased, quantised):
+            expected = attn * torch.sigmoid(layer(hidden))
+            assert torch.equal(gate(hidden, layer, attn), expected)
+        strided = torch.randn(8, 2 * HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)[:, :HIDDEN]
+        assert torch.equal(gate(strided, plain, attn), attn * torch.sigmoid(plain(strided)))
+        assert gatejit.launch_count() == before
+        fused = gate(hidden, plain, attn)
+        torch.cuda.synchronize()
+    assert gatejit.launch_count() == before + 1
+    assert_matches(fused, hidden, plain.weight, attn, "sigmoid", gen, "adapter eager")
+
+    # in_place=True writes into attn_output and returns it, on both paths.
+    in_place = GatejitOutputGate(capture_sizes=[4], in_place=True)
+    with torch.no_grad():
+        buffer = attn.clone()
+        assert in_place(hidden, plain, buffer) is buffer
+        torch.cuda.synchronize()
+        assert_matches(buffer, hidden, plain.weight, attn, "sigmoid", gen, "adapter eager in place")
+        buffer = attn.clone()
+        assert in_place(hidden, biased, buffer) is buffer
+        assert torch.equal(buffer, attn * torch.sigmoid(biased(hidden)))
+    assert gatejit.launch_count() == before + 2
+
+
+def test_importable_without_vllm():
+    code = ("import sys; sys.modules['vllm'] = None\n"
+            "import torch, gatejit.integrations.vllm as v\n"
+            "assert 'vllm' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+            "print(v.GatejitOutputGate.__name__)")
+    env = dict(os.environ)
+    if os.environ.get("GATEJIT_TEST_INSTALLED") != "1":
+        env["PYTHONPATH"] = os.path.join(os.path.dirname(__file__), "..") + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and "GatejitOutputGate" in done.stdout, done.stderr
