@@ -4,6 +4,8 @@
 # binding tests, the comparison with PyTorch and the benchmark, and leaves
 # every log under $OUT. Kernels come from .device/kernels.gjb, made here by
 # scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|python|bench|sweep|all]
+# "bench" also runs bench/target_probe.py (the facts the performance model's
+# sm_90 row takes from a measurement).
 # "python" (also part of tests and all): `pip install .` into a fresh venv,
 # then the Python suites (binding, torch ops, vLLM adapter, package) against
 # the installed package, the adapter test once more without its callback
@@ -105,6 +107,8 @@ if [ "$WHAT" = sweep ]; then
   python3 bench/mma_sweep.py "${args[@]}" ${SWEEP_M:+--m $SWEEP_M} --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log"
 fi
 if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
+  step "target probe (the target table's sm_90 facts, measured: read bandwidth, latencies, launch)"
+  python3 bench/target_probe.py --out "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" | tail -12
   step "benchmark"
   PYTHONPATH=python python3 bench/gpu_bench.py --out "$OUT/bench.json" --md "$OUT/bench.md" 2>&1 | tee "$OUT/bench.log" | tail -30
 fi

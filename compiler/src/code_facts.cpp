@@ -20,6 +20,8 @@ struct Step {
   int64_t bytes = 0;               // per lane (loads, stores, copies); a TMA stage: 1 (its size is the plan's)
   int64_t keep = 0;                // kWaitCount: entries left outstanding
   std::vector<std::string> regs;   // kLoad (PTX): registers written; kUse: registers read
+  std::vector<std::string> defs;    // kUse (PTX): registers written
+  std::vector<std::string> address; // kLoad (PTX): registers of the address
   int64_t branch_to = -1;          // index of a branch's target step
   bool unconditional = false;      // a branch that never falls through
   bool ends = false;               // the program ends here (ret, exit, s_endpgm)
@@ -36,12 +38,14 @@ struct Entry {
   std::vector<std::string> regs;
   int64_t epoch = 0;
   int64_t segment = 0;
+  bool main = false;  // issued in the main region
 };
 
 struct RegionStats {
   int64_t loads = 0, load_bytes = 0, round_trips = 0, single_load_waits = 0, async_copies = 0;
   int64_t max_in_flight = 0;
-  double in_flight_at_wait_sum = 0;
+  int64_t load_waits = 0;            // waits that retired a load
+  double in_flight_at_wait_sum = 0;  // load bytes outstanding before each of them
 };
 
 // Replays waits as a chain of round trips: a wait costs one when it needs
@@ -54,9 +58,16 @@ struct RegionStats {
 class Replay {
  public:
   explicit Replay(bool hoist_loads) : hoist_loads_(hoist_loads) {}
-  void run(const std::vector<Step> &steps, const std::vector<size_t> &order, RegionStats &s) {
+  void run(const std::vector<Step> &steps, const std::vector<size_t> &order, RegionStats &s, bool main = false) {
+    main_ = main;
+    ++segment_;  // no load moves into or out of a region (a loop's entry or exit)
     for (size_t i : order) step(steps[i], s);
   }
+  int64_t epoch() const { return epoch_; }
+  // The round trips completed when the last main-region entry returned.
+  int64_t main_done_epoch() const { return main_done_epoch_; }
+  // Waits that retired main-region loads, wherever they stood.
+  const RegionStats &main_waits() const { return main_waits_; }
 
  private:
   const bool hoist_loads_;
@@ -64,6 +75,10 @@ class Replay {
   int64_t epoch_ = 0;
   int64_t segment_ = 0;
   int64_t hoisted_segment_ = -1;  // the segment whose later loads ride on the last round trip
+  bool main_ = false;
+  int64_t main_done_epoch_ = 0;
+  RegionStats main_waits_;
+  std::set<std::string> load_derived_;  // registers holding (values computed from) loaded data
   int64_t pending_copy_bytes_ = 0;  // PTX cp.async chunks not yet committed
 
   int64_t loads_outstanding() const {
@@ -72,34 +87,49 @@ class Replay {
   // Retires the oldest `count` entries: one wait.
   void retire(size_t count, RegionStats &s) {
     if (count == 0) return;
-    int64_t fresh_loads = 0, fresh_bytes = 0;
-    bool fresh = false;
+    int64_t loads = 0, bytes = 0;
     for (const Entry &e : queue_) {
-      if (e.epoch != epoch_) continue;
-      fresh_loads += e.load;
-      fresh_bytes += e.load ? e.bytes : 0;
+      loads += e.load;
+      bytes += e.load ? e.bytes : 0;
     }
+    bool fresh = false, retired_main = false, retired_load = false;
     for (size_t i = 0; i < count; ++i) {
       fresh |= queue_.front().epoch == epoch_;
+      retired_main |= queue_.front().main;
+      retired_load |= queue_.front().load;
       queue_.pop_front();
     }
-    if (!fresh) return;
-    ++epoch_;
-    hoisted_segment_ = segment_;
-    ++s.round_trips;
-    s.in_flight_at_wait_sum += double(fresh_bytes);
-    if (fresh_loads == 1) ++s.single_load_waits;
+    if (fresh) {
+      ++epoch_;
+      hoisted_segment_ = segment_;
+      ++s.round_trips;
+    }
+    if (retired_main) main_done_epoch_ = epoch_;
+    if (!retired_load) return;
+    for (RegionStats *t : {&s, retired_main ? &main_waits_ : nullptr}) {
+      if (!t) continue;
+      ++t->load_waits;
+      t->in_flight_at_wait_sum += double(bytes);
+      if (loads == 1 && fresh) ++t->single_load_waits;
+    }
   }
-  void push(int64_t bytes, bool load, std::vector<std::string> regs, RegionStats &s) {
-    const bool rides = hoist_loads_ && load && segment_ == hoisted_segment_;
-    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, segment_});
+  void push(int64_t bytes, bool load, std::vector<std::string> regs, RegionStats &s,
+            const std::vector<std::string> &address = {}) {
+    // A load rides on the last round trip when the assembler can issue it
+    // before that wait: same segment, and an address not computed from data
+    // the wait brought.
+    bool rides = hoist_loads_ && load && segment_ == hoisted_segment_;
+    for (const std::string &r : address) rides = rides && !load_derived_.count(r);
+    if (hoist_loads_)
+      for (const std::string &r : regs) load_derived_.insert(r);
+    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, segment_, main_});
     s.max_in_flight = std::max(s.max_in_flight, loads_outstanding());
   }
   void step(const Step &st, RegionStats &s) {
     if (st.ordering_point) ++segment_;
     switch (st.kind) {
       case Step::kLoad:
-        push(st.bytes, true, st.regs, s);
+        push(st.bytes, true, st.regs, s, st.address);
         ++s.loads;
         s.load_bytes += st.bytes;
         break;
@@ -120,6 +150,11 @@ class Replay {
         if (int64_t(queue_.size()) > st.keep) retire(queue_.size() - size_t(st.keep), s);
         break;
       case Step::kUse: {
+        if (hoist_loads_ && !st.defs.empty()) {
+          bool derived = false;
+          for (const std::string &r : st.regs) derived |= load_derived_.count(r) > 0;
+          for (const std::string &r : st.defs) derived ? (void)load_derived_.insert(r) : (void)load_derived_.erase(r);
+        }
         // The newest outstanding load this instruction reads: it and every
         // older entry have returned.
         size_t through = 0;
@@ -263,6 +298,13 @@ Region main_region(const std::vector<Step> &steps) {
   return straight;
 }
 
+// Enough iterations for any pipeline the templates build to reach its
+// steady state (mma_tiled keeps at most 8 stages ahead).
+constexpr int kWarmIterations = 8;
+// Iterations the steady state is averaged over: a whole number of every
+// pipeline depth up to 4 (and 6).
+constexpr int kSteadyIterations = 12;
+
 CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_loads) {
   CodeFacts f;
   f.format = format;
@@ -276,24 +318,33 @@ CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_
   Replay rp(hoist_loads);
   RegionStats warm, loop, tail;
   rp.run(steps, r.prologue, warm);
-  if (r.loop) rp.run(steps, r.body, warm);  // first iteration: fills what the loop carries
-  rp.run(steps, r.body, loop);              // steady state (straight-line code: once)
+  // First iterations: fill what a pipelined loop carries (stages ahead).
+  if (r.loop)
+    for (int i = 0; i < kWarmIterations; ++i) rp.run(steps, r.body, warm);
+  const int64_t epoch_before = rp.epoch();
+  const int iterations = r.loop ? kSteadyIterations : 1;
+  for (int i = 0; i < iterations; ++i) rp.run(steps, r.body, loop, true);  // steady state (straight-line: once)
   rp.run(steps, r.tail, tail);
-  // Straight-line code waits for its last loads after the last of them:
-  // that first wait after the region is the region's own.
-  if (!r.loop && tail.round_trips > 0 && loop.round_trips == 0) {
-    loop.round_trips = 1;
-    loop.in_flight_at_wait_sum = double(loop.load_bytes);
-    tail.round_trips -= 1;
+  RegionStats in_flight = loop;
+  if (!r.loop) {
+    // Straight-line code waits for its last loads after the last of them:
+    // the round trips until its last load returned, and the waits that
+    // retired its loads, are the region's.
+    const int64_t moved = std::max<int64_t>(0, rp.main_done_epoch() - epoch_before - loop.round_trips);
+    loop.round_trips += moved;
+    tail.round_trips = std::max<int64_t>(0, tail.round_trips - moved);
+    in_flight = rp.main_waits();
+    loop.single_load_waits = in_flight.single_load_waits;
   }
-  f.loop_global_loads = loop.loads;
-  f.loop_load_bytes = loop.load_bytes;
-  f.loop_round_trips = loop.round_trips;
-  f.loop_single_load_waits = loop.single_load_waits;
-  f.loop_async_copies = loop.async_copies;
+  const double per = 1.0 / iterations;
+  f.loop_global_loads = loop.loads * per;
+  f.loop_load_bytes = loop.load_bytes * per;
+  f.loop_round_trips = loop.round_trips * per;
+  f.loop_single_load_waits = loop.single_load_waits * per;
+  f.loop_async_copies = loop.async_copies * per;
   f.max_loads_in_flight = loop.max_in_flight;
-  f.bytes_in_flight_at_wait = loop.round_trips ? loop.in_flight_at_wait_sum / double(loop.round_trips)
-                                               : double(loop.load_bytes);
+  f.bytes_in_flight_at_wait = in_flight.load_waits ? in_flight.in_flight_at_wait_sum / double(in_flight.load_waits)
+                                                   : loop.load_bytes * per;
   f.tail_round_trips = tail.round_trips;
   for (const Step &s : steps) {
     if (s.kind == Step::kLoad && s.bytes < 4) ++f.narrow_global_loads;
@@ -337,9 +388,7 @@ Step amdgpu_step(const DisassembledInstruction &i) {
       s.keep = std::stoll(match[1]);
     }
   } else if (m == "s_endpgm") {
-    s.kind = Step::kWaitCount;  // the wave ends when its stores are done
-    s.keep = 0;
-    s.ends = true;
+    s.ends = true;  // stores still in flight complete after the wave; not a wait it makes
   } else if (m == "s_setpc_b64") {
     s.ends = true;  // an indirect jump: no known successor
   }
@@ -418,8 +467,9 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
     if (op.rfind("ld.global", 0) == 0) {
       s.kind = Step::kLoad;
       s.bytes = ptx_type_bytes(op);
-      const std::string dest = args.substr(0, args.find(", ["));
-      s.regs = ptx_registers(dest);
+      const size_t bracket = args.find(", [");
+      s.regs = ptx_registers(args.substr(0, bracket));
+      if (bracket != std::string::npos) s.address = ptx_registers(args.substr(bracket));
     } else if (op.rfind("st.global", 0) == 0) {
       s.kind = Step::kStore;
       s.bytes = ptx_type_bytes(op);
@@ -454,6 +504,7 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
       const size_t close = first != std::string::npos && args[first] == '{' ? args.find('}', first) : first;
       const size_t comma = close == std::string::npos ? std::string::npos : args.find(',', close);
       s.regs = ptx_registers(comma == std::string::npos || op.rfind("st.", 0) == 0 ? args : args.substr(comma));
+      if (comma != std::string::npos && op.rfind("st.", 0) != 0) s.defs = ptx_registers(args.substr(0, comma));
     }
     s.ordering_point = s.kind == Step::kStore || s.kind == Step::kWaitCount || op.rfind("atom", 0) == 0 ||
                        op.rfind("red.", 0) == 0 || op.rfind("bar", 0) == 0 || op.rfind("fence", 0) == 0 ||

@@ -27,11 +27,13 @@ struct CodeFacts {
   std::string format;                 // "hsaco" | "ptx"
   bool loop_found = false;            // false: straight-line code (K fully unrolled)
   int64_t loop_instructions = 0;      // the main region's instructions
-  int64_t loop_global_loads = 0;      // per iteration: loads from global memory
-  int64_t loop_load_bytes = 0;        // per lane and iteration
-  int64_t loop_round_trips = 0;       // per iteration: waits that retire a global load
-  int64_t loop_single_load_waits = 0; // of them, waits with exactly one load outstanding
-  int64_t loop_async_copies = 0;      // global -> workgroup memory copies (global_load_lds, cp.async, TMA)
+  // Per iteration of the steady state (a pipelined loop waits a whole
+  // round trip once every few iterations: fractions).
+  double loop_global_loads = 0;       // loads from global memory
+  double loop_load_bytes = 0;         // per lane
+  double loop_round_trips = 0;        // waits that needed a load issued since the last round trip
+  double loop_single_load_waits = 0;  // of them, waits with exactly one load outstanding
+  double loop_async_copies = 0;       // global -> workgroup memory copies (global_load_lds, cp.async, TMA)
   bool tensor_memory_copies = false;  // TMA (cp.async.bulk.tensor): one thread copies for the block
   int64_t max_loads_in_flight = 0;    // per lane, steady state
   double bytes_in_flight_at_wait = 0; // per lane: load bytes outstanding when a wave waits, mean

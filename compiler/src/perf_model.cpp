@@ -156,7 +156,8 @@ std::vector<GateResult> plan_gates(const ModelInput &in, const Prediction &p) {
   {
     GateResult r{"no_single_load_wait_in_loop"};
     r.passed = in.code.loop_single_load_waits == 0;
-    r.detail = fmt::format("{} of {} waits in the main {} wait on one outstanding load", in.code.loop_single_load_waits,
+    r.detail = fmt::format("{:.3g} of {:.3g} round trips an iteration of the main {} wait on one outstanding load",
+                           in.code.loop_single_load_waits,
                            in.code.loop_round_trips, in.code.loop_found ? "loop" : "region");
     g.push_back(r);
   }

@@ -37,7 +37,9 @@ $L__BB0_1:
   EXPECT_DOUBLE_EQ(f.bytes_in_flight_at_wait, 48);
 }
 
-TEST(CodeFacts, DependentLoadsAreAChainOfSingleWaits) {
+// The assembler issues a load before an earlier load's use when its address
+// does not come from loaded data: one round trip.
+TEST(CodeFacts, IndependentLoadsRideOneRoundTrip) {
   const CodeFacts f = ptx_facts_of(R"(
 $L__BB0_1:
 	ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];
@@ -47,9 +49,26 @@ $L__BB0_1:
 	@%p1 bra $L__BB0_1;
 	ret;
 )");
+  EXPECT_EQ(f.loop_round_trips, 1);
+  EXPECT_EQ(f.loop_single_load_waits, 1);  // the first use finds one load issued
+}
+
+// A load whose address is computed from the previous load's data waits a
+// round trip of its own: a chain of single waits.
+TEST(CodeFacts, DependentLoadsAreAChainOfSingleWaits) {
+  const CodeFacts f = ptx_facts_of(R"(
+$L__BB0_1:
+	ld.global.nc.u32 %r1, [%rd1];
+	cvt.u64.u32 %rd2, %r1;
+	add.s64 %rd3, %rd4, %rd2;
+	ld.global.nc.v4.u32 {%r5, %r6, %r7, %r8}, [%rd3];
+	add.s32 %r21, %r5, %r6;
+	@%p1 bra $L__BB0_1;
+	ret;
+)");
   EXPECT_EQ(f.loop_round_trips, 2);
   EXPECT_EQ(f.loop_single_load_waits, 2);
-  EXPECT_DOUBLE_EQ(f.bytes_in_flight_at_wait, 16);
+  EXPECT_DOUBLE_EQ(f.bytes_in_flight_at_wait, 10);  // 4 and 16 bytes, one at a time
 }
 
 TEST(CodeFacts, EpilogueRoundTripsAndNarrowAccessesAreCounted) {
@@ -82,9 +101,11 @@ $L__BB0_1:
 	ret;
 )");
   EXPECT_EQ(f.loop_async_copies, 2);
-  // Three groups outstanding at the wait in the steady state (two carried
-  // from earlier iterations): one retired, 32 bytes each.
-  EXPECT_EQ(f.loop_round_trips, 1);
+  // Three groups of 32 bytes outstanding at the wait in the steady state
+  // (two carried from earlier iterations); the one retired was issued two
+  // iterations back, so the chain of round trips advances once every three
+  // iterations.
+  EXPECT_DOUBLE_EQ(f.loop_round_trips, 1.0 / 3.0);
   EXPECT_DOUBLE_EQ(f.bytes_in_flight_at_wait, 96);
 }
 
@@ -104,12 +125,12 @@ TEST(CodeFacts, Gfx950GemvWaitsAreReadFromTheIsa) {
   ASSERT_TRUE(seed.ok()) << seed.status().message();
   const auto &s = seed->report["code_facts"];
   EXPECT_EQ(s["format"], "hsaco");
-  EXPECT_EQ(s["loop_single_load_waits"], 0);
+  EXPECT_EQ(s["loop_single_load_waits"].get<double>(), 0);
   EXPECT_GE(s["max_loads_in_flight"].get<int64_t>(), 8);  // UNROLL 8 steps of weight and hidden
   auto m16 = compile(gfx950(16));
   ASSERT_TRUE(m16.ok()) << m16.status().message();
   const auto &f = m16->report["code_facts"];
-  EXPECT_GT(f["loop_round_trips"].get<int64_t>(), 1);
+  EXPECT_GT(f["loop_round_trips"].get<double>(), 1);
   EXPECT_GT(f["narrow_global_loads"].get<int64_t>(), 0);  // the 2-byte epilogue
 }
 

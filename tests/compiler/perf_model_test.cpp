@@ -1,0 +1,112 @@
+// The performance model's terms respond to the facts they read: each test
+// changes one input and checks the term it names (and the limiter) moves
+// the way the hardware would.
+#include <gtest/gtest.h>
+
+#include "perf_model.h"
+
+namespace gatejit::compiler {
+namespace {
+
+// A gfx950 decode kernel like the seed: 384 workgroups of 256 lanes, every
+// lane with 448 bytes of its loads in flight in one round trip, one round
+// trip after the loop (the attn load).
+ModelInput seed_like() {
+  ModelInput in;
+  in.target = &target_info(Target::kGfx950);
+  in.contract.target = Target::kGfx950;
+  in.contract.m = in.contract.m_max = 1;
+  in.contract.n = 1536;
+  in.contract.k = 7168;
+  in.contract.ld_hidden = in.contract.ld_weight = 7168;
+  in.contract.ld_attn = in.contract.ld_out = 1536;
+  in.plan.form = "gemv";
+  in.plan.weight_rows_per_block = 4;
+  in.plan.hidden_rows_per_block = 1;
+  in.grid_blocks[0] = 384;
+  in.block_threads = 256;
+  in.registers_per_lane = 64;
+  in.code.loop_round_trips = 1;
+  in.code.bytes_in_flight_at_wait = 448;
+  in.code.tail_round_trips = 1;
+  return in;
+}
+
+double term(const Prediction &p, const std::string &name) {
+  for (const ModelTerm &t : p.terms)
+    if (t.name == name) return t.us.mid();
+  ADD_FAILURE() << "no term " << name;
+  return 0;
+}
+
+TEST(PerfModel, SeedStructureIsBandwidthBoundNearTheSeedsTime) {
+  const Prediction p = predict(seed_like());
+  EXPECT_EQ(p.limiter, "hbm");
+  EXPECT_EQ(p.hbm_bytes, 2 * (7168 + 1536 * 7168 + 2 * 1536));
+  // The seed measured 5.42 us on MI355X (docs/gfx950-vs-seed.md): the
+  // model's range holds it.
+  EXPECT_LE(p.us.low, 5.42);
+  EXPECT_GE(p.us.high, 5.42);
+}
+
+TEST(PerfModel, FewerWorkgroupsInFlightMakeLittlesLawTheLimiter) {
+  ModelInput in = seed_like();
+  in.grid_blocks[0] = 48;
+  in.code.bytes_in_flight_at_wait = 32;  // two 16-byte loads a lane per round trip
+  const Prediction p = predict(in);
+  EXPECT_EQ(p.limiter, "in_flight");
+  EXPECT_GT(term(p, "in_flight"), 4 * term(predict(seed_like()), "in_flight"));
+  const auto gates = plan_gates(in, p);
+  EXPECT_FALSE(gates[0].passed) << gates[0].detail;  // workgroups_fill_cus
+  EXPECT_FALSE(gates[1].passed) << gates[1].detail;  // weight_bytes_in_flight
+}
+
+TEST(PerfModel, RoundTripsAfterTheLoopAddLatency) {
+  ModelInput in = seed_like();
+  const Prediction one = predict(in);
+  in.code.tail_round_trips = 33;  // a 2-byte epilogue waiting per element
+  const Prediction many = predict(in);
+  EXPECT_GT(many.point_us - one.point_us, 32 * in.target->l2_latency_us.low);
+  EXPECT_EQ(many.limiter, "latency chain");
+}
+
+TEST(PerfModel, HiddenReReadsCountInL2Bytes) {
+  ModelInput in = seed_like();
+  in.contract.m = in.contract.m_max = 16;
+  in.plan.hidden_rows_per_block = 16;
+  const Prediction p16 = predict(in);
+  // Each of the 384 workgroups reads 16 hidden rows of K.
+  EXPECT_EQ(p16.l2_bytes - predict(seed_like()).l2_bytes,
+            384 * 15 * 7168 * 2 + 2 * 15 * 1536 * 2);
+}
+
+TEST(PerfModel, MatrixFormsAreComputeBoundAtLargeM) {
+  ModelInput in;
+  in.target = &target_info(Target::kSm90);
+  in.contract.target = Target::kSm90;
+  in.contract.m = in.contract.m_max = 2048;
+  in.contract.n = 1536;
+  in.contract.k = 7168;
+  in.plan = {.form = "mma_tiled", .weight_rows_per_block = 192, .hidden_rows_per_block = 128, .stages_ahead = 3,
+             .stage_bytes = 40960, .matrix = true, .warpgroup_matrix = true};
+  in.grid_blocks[0] = 8;
+  in.grid_blocks[1] = 16;
+  in.block_threads = 256;
+  const Prediction p = predict(in);
+  EXPECT_EQ(p.limiter, "matrix");
+  EXPECT_FALSE(p.memory_bound);
+  const auto gates = plan_gates(in, p);
+  EXPECT_FALSE(gates[0].applies);  // 128 blocks < 132 SMs is allowed when compute-bound
+}
+
+TEST(PerfModel, ScratchAndNarrowAccessesFailTheirGates) {
+  ModelInput in = seed_like();
+  in.scratch_bytes = 16;
+  in.code.narrow_global_loads = 1;
+  const auto gates = plan_gates(in, predict(in));
+  EXPECT_FALSE(gates[4].passed);  // wide_epilogue_accesses
+  EXPECT_FALSE(gates[5].passed);  // no_scratch
+}
+
+}  // namespace
+}  // namespace gatejit::compiler
