@@ -10,6 +10,7 @@ PACKAGES=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libzstd-dev          # compiler/runtime libraries
   libgtest-dev googletest libbenchmark-dev                                      # tests and benchmarks
   libamdhip64-dev                                                               # HIP headers (the library is dlopen'ed)
+  python3-pytest python3-venv python3-pip python3-setuptools python3-wheel      # the Python package's host tests (pip install/wheel)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

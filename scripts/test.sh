@@ -22,6 +22,9 @@ cmake -S examples/find_package -B "$BUILD/host-project" -G Ninja -DCMAKE_PREFIX_
 ninja -C "$BUILD/host-project" >/dev/null
 "$BUILD/host-project/host_jit"
 
+echo "=== Python package and binding, host side (Debian's python3; GPU and torch tests skip with the reason)"
+/usr/bin/python3 -m pytest -q -rs python/tests 2>&1 | tail -15
+
 echo "=== fuzzers (${FUZZ_SECONDS:=60} s each)"
 FUZZ_SECONDS=$FUZZ_SECONDS scripts/run_fuzzers.sh
 

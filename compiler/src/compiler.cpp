@@ -26,10 +26,12 @@ constexpr const char *kCodegenOptions = "O3;cov5;bare-ptr;index64";
 extern const char kGeneratorSourceHash[];  // generated: cmake/hash_generator.cmake
 namespace {
 
-StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, Target target) {
+StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, const KernelPlan &plan) {
+  const Target target = plan.contract.target;
   llvm::LLVMContext llvm_ctx;
   auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx);
   if (!module.ok()) return module.status();
+  limit_kernel_occupancy(**module, plan.max_waves_per_simd);
   if (!target_is_amdgpu(target)) return codegen(**module, target, CodegenOutput::kAssembly);
   auto object = codegen(**module, target, CodegenOutput::kObject);
   if (!object.ok()) return object.status();
@@ -62,7 +64,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   if (!plan.ok()) return plan.status();
   auto text = instantiate(*plan);
   if (!text.ok()) return text.status();
-  auto code = generate_code(*text, plan->contract.target);
+  auto code = generate_code(*text, *plan);
   if (!code.ok()) return code.status();
   const double compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -124,6 +126,7 @@ StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
       llvm::LLVMContext ctx;
       auto module = lower_to_llvm_ir(*text, target, ctx);
       if (!module.ok()) return module.status();
+      limit_kernel_occupancy(**module, plan->max_waves_per_simd);
       auto out = codegen(**module, target, stage == Stage::kLlvm ? CodegenOutput::kOptimizedIr : CodegenOutput::kAssembly);
       if (!out.ok()) return out.status();
       return std::string(out->begin(), out->end());

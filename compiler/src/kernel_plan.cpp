@@ -723,6 +723,24 @@ void plan_generic(KernelPlan &p) {
 }
 
 
+// AMDGPU kernels are scheduled for the waves per SIMD their grid places
+// (issue 16; docs/gfx950-model.md): LLVM otherwise schedules for the most
+// waves a SIMD can hold, reuses the load registers and keeps few loads in
+// flight, although the grid never places those waves (the gfx950 gemv at
+// M = 16: one wave per SIMD, each hidden load waited for alone).
+void plan_occupancy(KernelPlan &p, int64_t m) {
+  const TargetInfo &t = target_info(p.contract.target);
+  if (!t.amdgpu || p.kind == TemplateKind::kGeneric) return;
+  const LaunchGeometry &g = p.geometry;
+  const int64_t workgroups = int64_t(g.grid_x(p.contract.n)) * g.grid_y(m) * g.grid_z();
+  const int64_t waves_per_workgroup = (g.block_x + t.wave_size - 1) / t.wave_size;
+  const int64_t per_cu = (workgroups + t.compute_units - 1) / t.compute_units;
+  const int64_t placed = (per_cu * waves_per_workgroup + t.simds_per_cu - 1) / t.simds_per_cu;
+  p.max_waves_per_simd = std::clamp<int64_t>(placed, 1, t.max_waves_per_simd);
+  p.params["WAVES_PER_EU"] = fmt::format("{}", p.max_waves_per_simd);
+  p.tuning_keys.push_back("WAVES_PER_EU");
+}
+
 }  // namespace
 
 StatusOr<KernelPlan> plan_kernel(const Contract &c) {
@@ -749,6 +767,7 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
       break;
     default: plan_generic(p); break;
   }
+  plan_occupancy(p, c.m_dynamic ? c.m_max : c.m);
   return p;
 }
 

@@ -34,6 +34,11 @@ struct KernelPlan {
   std::vector<std::string> tuning_keys;
   // What the performance model reads of the plan (perf_model.h).
   PlanFacts facts;
+  // AMDGPU: the most waves per SIMD the code is scheduled for
+  // ("amdgpu-waves-per-eu" = "1,N"): what the grid places, so that LLVM
+  // spends the registers the unused waves would have had on loads in
+  // flight. 0: no limit (sm_90, generic kernels).
+  int64_t max_waves_per_simd = 0;
 };
 
 // `c` must be normalised.

@@ -113,4 +113,11 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
 
+void limit_kernel_occupancy(llvm::Module &module, int64_t max_waves) {
+  if (max_waves <= 0) return;
+  for (llvm::Function &f : module)
+    if (f.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
+      f.addFnAttr("amdgpu-waves-per-eu", "1," + std::to_string(max_waves));
+}
+
 }  // namespace gatejit::compiler

@@ -24,6 +24,10 @@ enum class CodegenOutput { kObject, kAssembly, kOptimizedIr };
 // kOptimizedIr: LLVM IR text.
 StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output);
 
+// AMDGPU: schedules every kernel of `module` for at most `max_waves` waves
+// per SIMD ("amdgpu-waves-per-eu" = "1,max_waves"); 0 leaves them alone.
+void limit_kernel_occupancy(llvm::Module &module, int64_t max_waves);
+
 // The LLVM version string compiled in (part of the compiler fingerprint).
 std::string llvm_version();
 
