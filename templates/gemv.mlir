@@ -21,6 +21,7 @@
 //   ${PAIRS}        VEC / 2: element pairs per vector (the unit of the dot2 snippet)
 //   ${PART}         independent partial sums per accumulator (dot chains in flight)
 //   ${ACC_LEN}      ACC * PART: accumulator i's partial p is element i * PART + p
+//   ${OWN_SLOTS}    ceil(ACC / WAVE): outputs a lane owns in the epilogue
 //   ${N} ${N_LAST}  problem size N and N - 1
 //   ${KVECS}        K / VEC: 16-byte vectors per row
 //   ${KSPLIT}       waves that split the K range of one group of ROWS columns
@@ -117,16 +118,22 @@ module attributes {gpu.container_module} {
         scf.yield %acc_next : vector<${ACC_LEN}xf32>
       }
 
-      // Reduce every accumulator across the wave; lane (i mod WAVE) stores output i.
+      // Reduce every accumulator across the wave; lane (i mod WAVE) owns
+      // output i = r * M_MAX + m and keeps its sum in slot i / WAVE. Then each
+      // lane loads the attn elements of all its outputs, and only then
+      // computes and stores them: one round trip for the epilogue's loads
+      // however many outputs a wave has (out may be attn: every element is
+      // read and written by the same lane, and all reads come first).
       %n = arith.constant ${N} : index
       %mmax = arith.constant ${M_MAX} : index
       %lda = arith.constant ${LDA} : index
       %ldo = arith.constant ${LDO} : index
       %fzero = arith.constant 0.0 : f32
-      scf.for %r = %c0 to %rows step %c1 {
-        %col = arith.addi %col0, %r : index
-        %col_ok = arith.cmpi ult, %col, %n : index
-        scf.for %m = %c0 to %mmax step %c1 {
+      %outputs = arith.constant ${ACC} : index
+      %slots = arith.constant ${OWN_SLOTS} : index
+      %owned0 = arith.constant dense<0.0> : vector<${OWN_SLOTS}xf32>
+      %owned = scf.for %r = %c0 to %rows step %c1 iter_args(%own_r = %owned0) -> (vector<${OWN_SLOTS}xf32>) {
+        %own_rm = scf.for %m = %c0 to %mmax step %c1 iter_args(%own = %own_r) -> (vector<${OWN_SLOTS}xf32>) {
           %i_row = arith.muli %r, %mmax : index
           %i = arith.addi %i_row, %m : index
           %part = arith.constant ${PART} : index
@@ -141,24 +148,70 @@ module attributes {gpu.container_module} {
           // Sum the group's KSPLIT waves (identity when KSPLIT = 1).
           %dot = func.call @combine_partials(%dot_wave, %i, %wave_id, %group, %lane) : (f32, index, index, index, index) -> f32
           %owner = arith.remui %i, %wave : index
-          %lead = arith.cmpi eq, %kp, %c0 : index
-          %mine_any = arith.cmpi eq, %lane, %owner : index
-          %mine = arith.andi %mine_any, %lead : i1
-          %m_ok = arith.cmpi ult, %m, %m_i : index
-          %own = arith.andi %mine, %m_ok : i1
-          %go = arith.andi %own, %col_ok : i1
-          scf.if %go {
-            %a_row = arith.muli %m, %lda : index
-            %a_idx = arith.addi %a_row, %col : index
-            %o_row = arith.muli %m, %ldo : index
-            %o_idx = arith.addi %o_row, %col : index
-            %a = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-            %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
-            memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
-          }
+          %slot = arith.divui %i, %wave : index
+          %mine = arith.cmpi eq, %lane, %owner : index
+          %kept = vector.extract %own[%slot] : f32 from vector<${OWN_SLOTS}xf32>
+          %val = arith.select %mine, %dot, %kept : f32
+          %own2 = vector.insert %val, %own[%slot] : f32 into vector<${OWN_SLOTS}xf32>
+          scf.yield %own2 : vector<${OWN_SLOTS}xf32>
         } {gatejit.unroll}
+        scf.yield %own_rm : vector<${OWN_SLOTS}xf32>
+      } {gatejit.unroll}
+      // Slot k of this lane is output i = k * WAVE + lane: column col0 + i / M_MAX,
+      // row i mod M_MAX; stored by the group's first wave when in range.
+      %lead = arith.cmpi eq, %kp, %c0 : index
+      %a_zero = arith.constant dense<0.0> : vector<${OWN_SLOTS}x${T}>
+      %attn_owned = scf.for %k = %c0 to %slots step %c1 iter_args(%av = %a_zero) -> (vector<${OWN_SLOTS}x${T}>) {
+        %ok, %a_idx, %o_idx = func.call @owned_output(%k, %lane, %col0, %m_i, %lead) : (index, index, index, index, i1) -> (i1, index, index)
+        %a = scf.if %ok -> (${T}) {
+          %ld = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+          scf.yield %ld : ${T}
+        } else {
+          %z = vector.extract %a_zero[0] : ${T} from vector<${OWN_SLOTS}x${T}>
+          scf.yield %z : ${T}
+        }
+        %av2 = vector.insert %a, %av[%k] : ${T} into vector<${OWN_SLOTS}x${T}>
+        scf.yield %av2 : vector<${OWN_SLOTS}x${T}>
+      } {gatejit.unroll}
+      scf.for %k = %c0 to %slots step %c1 {
+        %ok, %a_idx, %o_idx = func.call @owned_output(%k, %lane, %col0, %m_i, %lead) : (index, index, index, index, i1) -> (i1, index, index)
+        scf.if %ok {
+          %dot = vector.extract %owned[%k] : f32 from vector<${OWN_SLOTS}xf32>
+          %a = vector.extract %attn_owned[%k] : ${T} from vector<${OWN_SLOTS}x${T}>
+          %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
+          memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+        }
       } {gatejit.unroll}
       gpu.return
+    }
+
+    // Output slot k of `lane`: i = k * WAVE + lane, column col0 + i / M_MAX,
+    // row i mod M_MAX; whether this lane stores it, and its attn and out
+    // positions.
+    func.func private @owned_output(%k: index, %lane: index, %col0: index, %m_i: index, %lead: i1)
+        -> (i1, index, index) {
+      %wave = arith.constant ${WAVE} : index
+      %mmax = arith.constant ${M_MAX} : index
+      %outputs = arith.constant ${ACC} : index
+      %n = arith.constant ${N} : index
+      %lda = arith.constant ${LDA} : index
+      %ldo = arith.constant ${LDO} : index
+      %base = arith.muli %k, %wave : index
+      %i = arith.addi %base, %lane : index
+      %r = arith.divui %i, %mmax : index
+      %m = arith.remui %i, %mmax : index
+      %col = arith.addi %col0, %r : index
+      %i_ok = arith.cmpi ult, %i, %outputs : index
+      %col_ok = arith.cmpi ult, %col, %n : index
+      %m_ok = arith.cmpi ult, %m, %m_i : index
+      %in = arith.andi %i_ok, %col_ok : i1
+      %in2 = arith.andi %in, %m_ok : i1
+      %ok = arith.andi %in2, %lead : i1
+      %a_row = arith.muli %m, %lda : index
+      %a_idx = arith.addi %a_row, %col : index
+      %o_row = arith.muli %m, %ldo : index
+      %o_idx = arith.addi %o_row, %col : index
+      return %ok, %a_idx, %o_idx : i1, index, index
     }
 
     // acc[r * M_MAX + m] += dot(weight[col0 + r, 16-byte vector v], hidden[m, vector v])

@@ -333,8 +333,10 @@ CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_
     const int64_t moved = std::max<int64_t>(0, rp.main_done_epoch() - epoch_before - loop.round_trips);
     loop.round_trips += moved;
     tail.round_trips = std::max<int64_t>(0, tail.round_trips - moved);
+    // (Waits after the region's last load drain a stream that is all in
+    // flight: a last load waited for alone there is no chain, so single-load
+    // waits are the region's own.)
     in_flight = rp.main_waits();
-    loop.single_load_waits = in_flight.single_load_waits;
   }
   const double per = 1.0 / iterations;
   f.loop_global_loads = loop.loads * per;

@@ -104,6 +104,7 @@ void plan_gemv(KernelPlan &p) {
   const int64_t part = std::clamp<int64_t>(64 / acc, 1, vec / 2);
   P["PAIRS"] = fmt::format("{}", vec / 2);
   P["ACC"] = fmt::format("{}", acc);
+  P["OWN_SLOTS"] = fmt::format("{}", (acc + wave - 1) / wave);
   P["PART"] = fmt::format("{}", part);
   P["ACC_LEN"] = fmt::format("{}", acc * part);
   P["K_GROUPS"] = fmt::format("{}", k_groups);
