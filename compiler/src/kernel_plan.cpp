@@ -45,10 +45,19 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target) {
   if (m_max == 1 && n <= 2048 && target == Target::kSm90) return {1, 8, 4};
   if (m_max == 1) return {1, 8};
   if (m_max <= 2) return {1, 4};  // UNROLL 8 measured slower at M = 2 (v4)
+  if (target_is_amdgpu(target)) {
+    // gfx9xx, M = 3-16 (v40, the model's choice: no AMD GPU to time it): the
+    // fewest rows per wave that still give about two workgroups of 4 waves
+    // per CU, N / (8 x CUs) as a power of 2 in 1-4 (N = 1536: 1, 3072: 2,
+    // 12288: 4), scheduled for the waves that places (v38). UNROLL 2, but 1
+    // with 4 rows up to M = 8 (LLVM then chained the loads: 41 against 32 µs
+    // predicted at N = 12288, M = 8).
+    const int64_t cus = target_info(target).compute_units;
+    int64_t rows = 1;
+    while (rows < 4 && n > rows * kGemvGroupsPerBlock * 2 * cus) rows *= 2;
+    return {rows, rows == 4 && m_max <= 8 ? 1 : 2};
+  }
   if (m_max <= 4) return {2, 2};
-  // gfx9xx, M > 8: 4 rows would need 132 VGPRs (3 waves per SIMD); 2 rows keep
-  // it under 128, i.e. at least 4 waves per SIMD (issue 5's occupancy floor).
-  if (m_max > 8 && target_is_amdgpu(target)) return {2, 1};
   return {4, 1};
 }
 constexpr int kGenericBlock = 256;
