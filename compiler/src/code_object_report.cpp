@@ -1,5 +1,7 @@
 #include "code_object_report.h"
 
+#include "code_object_validate.h"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -118,7 +120,7 @@ StatusOr<nlohmann::json> disassemble_histogram(const llvm::object::ObjectFile &o
   return j;
 }
 
-StatusOr<nlohmann::json> hsaco_report(std::span<const uint8_t> bytes) {
+StatusOr<nlohmann::json> hsaco_report_of_valid(std::span<const uint8_t> bytes) {
   auto buffer = llvm::MemoryBuffer::getMemBuffer(
       llvm::StringRef(reinterpret_cast<const char *>(bytes.data()), bytes.size()), "code-object", false);
   auto obj_or = llvm::object::ObjectFile::createELFObjectFile(buffer->getMemBufferRef());
@@ -172,6 +174,17 @@ StatusOr<nlohmann::json> hsaco_report(std::span<const uint8_t> bytes) {
   nlohmann::json r = {{"format", "hsaco"}, {"target_id", target_id}, {"cpu", cpu}, {"kernels", kernels},
                       {"instructions", *histogram}, {"code_object_bytes", bytes.size()}};
   return r;
+}
+
+// LLVM's readers only see a code object validate_code_object() accepted; a
+// metadata field of an unexpected type is an error, not an uncaught throw.
+StatusOr<nlohmann::json> hsaco_report(std::span<const uint8_t> bytes) {
+  if (Status valid = validate_code_object(bytes); !valid.ok()) return valid;
+  try {
+    return hsaco_report_of_valid(bytes);
+  } catch (const nlohmann::json::exception &e) {
+    return corrupt(std::string("AMDGPU metadata: a field has an unexpected type (") + e.what() + ")");
+  }
 }
 
 StatusOr<nlohmann::json> ptx_report(std::span<const uint8_t> bytes) {

@@ -7,6 +7,7 @@
 #include "gatejit/contract_json.h"
 #include "gatejit/gatejit.h"
 #include "gatejit/jit_hook.h"
+#include "input_echo.h"
 #include "runtime_core.h"
 
 struct gatejit_status_s {
@@ -27,7 +28,8 @@ gatejit_status_s g_out_of_memory{GATEJIT_INTERNAL, "out of memory"};
 gatejit_status_t make_status(const gatejit::Status &s) noexcept {
   if (s.ok()) return nullptr;
   try {
-    return new gatejit_status_s{gatejit_status_code_t(int(s.code())), s.message()};
+    // One bounded message without control bytes, whatever input it echoes.
+    return new gatejit_status_s{gatejit_status_code_t(int(s.code())), gatejit::bounded_message(s.message())};
   } catch (...) {
     return &g_out_of_memory;
   }
