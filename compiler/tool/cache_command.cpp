@@ -45,12 +45,12 @@ int run_cache(const std::string &action, const std::string &dir) {
     for (const auto &e : *entries)
       std::cout << fmt::format("{}  {:>8}  {:%Y-%m-%d %H:%M:%S}  {}\n", e.key, e.size_bytes,
                                fmt::localtime(std::chrono::system_clock::to_time_t(e.last_use)),
-                               e.problem.empty() ? e.contract_text : "BAD: " + e.problem);
+                               escape_input(e.problem.empty() ? e.contract_text : "BAD: " + e.problem, 1024));
     std::cout << entries->size() << " entries\n";
   } else if (action == "verify") {
     auto report = c.verify();
     if (!report.ok()) return failed(report.status());
-    for (const auto &p : report->problems) std::cout << bounded_message(p, 1024) << "\n";
+    for (const auto &p : report->problems) std::cout << escape_input(p, 1024) << "\n";
     std::cout << fmt::format("checked {}, ok {}, removed {}, not repaired {}; temporary files of killed writers "
                              "removed {}\n",
                              report->checked, report->ok, report->removed, report->unrepaired, report->temp_removed);

@@ -266,7 +266,7 @@ std::string format_stats(const CacheStats &s) {
   char rate[32] = "";
   if (lookups) std::snprintf(rate, sizeof rate, " (%.1f%% of lookups)", 100.0 * double(s.hits) / double(lookups));
   std::string out;
-  out += "cache directory  " + s.dir + "\n";
+  out += "cache directory  " + escape_input(s.dir) + "\n";
   out += "entries          " + std::to_string(s.entries) + ", " + human_bytes(s.bytes) + " (limit " +
          (s.max_bytes ? human_bytes(s.max_bytes) : std::string("none")) + ")\n";
   out += "hits             " + std::to_string(s.hits) + rate + "\n";

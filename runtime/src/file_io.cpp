@@ -66,6 +66,7 @@ const char *file_type_name(mode_t mode) {
 
 StatusOr<UniqueFd> open_regular_file(int dirfd, const std::string &name, const std::string &shown, bool no_follow,
                                      struct stat *st_out) {
+  if (name.empty()) return invalid_argument("an empty path names no file");
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (no_follow ? O_NOFOLLOW : 0);
   UniqueFd fd(::openat(dirfd, name.c_str(), flags));
@@ -251,6 +252,7 @@ void remove_abandoned_temps_of(int dirfd, const std::string &base) {
 }  // namespace
 
 Status write_file_atomic(const std::string &path, std::span<const uint8_t> bytes, unsigned mode) {
+  if (path.empty()) return invalid_argument("an empty path names no file");
   const std::string shown = escape_input(path);
   const auto [dir, base] = split_path(path);
   if (base.empty() || base == "." || base == "..")

@@ -112,7 +112,7 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
       auto kb = bundle->find(key);
       if (kb.ok()) return Resolution{mode == Mode::kExplain ? KernelBinary{} : std::move(*kb), where};
       log::warn_once(kb.status().message());
-      damaged += "; passed over " + kb.status().message();
+      damaged += "; passed over a damaged entry: " + kb.status().message();
     }
   }
   std::string fingerprint;

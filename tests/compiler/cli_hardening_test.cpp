@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -120,6 +121,35 @@ TEST(CliHardening, CompileSummarySaysWhenTheKernelWasNotStored) {
   EXPECT_THAT(stored.out, HasSubstr("cache: miss, compiled and stored"));
   const CliResult hit = gatejit_run(dir, "", kSmall, 120);
   EXPECT_THAT(hit.out, HasSubstr("cache: hit"));
+}
+
+// ---- point 7: verify's exit status
+
+// 0 clean (cleaning a killed writer's temporary file is routine), 1 bad
+// entries found and removed; the temporary file of a live writer stays.
+TEST(CliHardening, VerifyExitStatusSaysCleanOrRepaired) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const CliResult clean = gatejit_run(dir, "", "cache verify");
+  EXPECT_EQ(clean.rc, 0) << clean.out;
+  // What a writer killed two hours ago left behind.
+  fs::path entry;
+  for (const auto &e : fs::recursive_directory_iterator(dir / "cache" / "v1"))
+    if (e.path().extension() == ".gjk") entry = e.path();
+  ASSERT_FALSE(entry.empty());
+  const fs::path dead = entry.string() + ".tmp.999999.0.abc";
+  write_text(dead, "partial");
+  fs::last_write_time(dead, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  const CliResult cleaned = gatejit_run(dir, "", "cache verify");
+  EXPECT_EQ(cleaned.rc, 0) << cleaned.out;
+  EXPECT_THAT(cleaned.out, HasSubstr("temporary files of killed writers removed 1"));
+  EXPECT_FALSE(fs::exists(dead));
+  // A damaged entry is removed: repaired.
+  fs::resize_file(entry, 10);
+  const CliResult repaired = gatejit_run(dir, "", "cache verify");
+  EXPECT_EQ(repaired.rc, 1) << repaired.out;
+  EXPECT_THAT(repaired.out, HasSubstr("(removed)"));
+  EXPECT_EQ(gatejit_run(dir, "", "cache verify").rc, 0);
 }
 
 // ---- point 9: bounded, escaped echo

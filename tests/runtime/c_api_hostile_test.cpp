@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gatejit/gatejit.h"
@@ -32,6 +33,14 @@ void check_and_free(gatejit_status_t s) {
   for (unsigned char c : m) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "byte " << int(c) << " in " << m;
   EXPECT_NE(gatejit_status_code(s), GATEJIT_OK);
   gatejit_status_free(s);
+}
+
+// Stores `value` in an enum field as a C caller can (C++ may not even form
+// an enum value outside the enumeration's range).
+template <typename Enum>
+void set_raw(Enum &field, int value) {
+  std::underlying_type_t<Enum> raw = static_cast<std::underlying_type_t<Enum>>(value);
+  std::memcpy(&field, &raw, sizeof raw);
 }
 
 class CApiHostile : public ::testing::Test {
@@ -74,12 +83,12 @@ class CApiHostile : public ::testing::Test {
       t->rows = INT64_MAX;
       t->cols = INT64_MAX;
       t->ld = INT64_MIN;
-      t->dtype = gatejit_dtype_t(77);
+      set_raw(t->dtype, 77);
       t->data = reinterpret_cast<void *>(uintptr_t(1));
     }
-    huge.act = gatejit_activation_t(-5);
-    huge.rounding = gatejit_rounding_t(99);
-    huge.device_kind = gatejit_device_kind_t(1234);
+    set_raw(huge.act, -5);
+    set_raw(huge.rounding, 99);
+    set_raw(huge.device_kind, 1234);
     huge.device_ordinal = -7;
     v.push_back(huge);
     std::mt19937_64 rng(19);
@@ -188,6 +197,37 @@ TEST_F(CApiHostile, LaunchPrepareAndExplainRefuseHostileArguments) {
     gatejit_string_free(text);
     check_and_free(gatejit_prepare(rt_, &args));
     check_and_free(gatejit_gate_epilogue(rt_, &args));
+  }
+}
+
+// Out-of-range enum fields are named with the allowed values, whatever else
+// the arguments hold.
+TEST_F(CApiHostile, EnumFieldsOutOfRangeAreNamed) {
+  const struct {
+    void (*mutate)(gatejit_gate_args_t &);
+    const char *message;
+  } cases[] = {
+      {[](gatejit_gate_args_t &a) { set_raw(a.act, 7); }, "act = 7: allowed values are GATEJIT_SIGMOID (0), GATEJIT_SILU (1)"},
+      {[](gatejit_gate_args_t &a) { set_raw(a.hidden.dtype, 9); }, "hidden.dtype = 9: allowed values are GATEJIT_BF16 (0)"},
+      {[](gatejit_gate_args_t &a) { set_raw(a.out.dtype, -1); }, "out.dtype = -1"},
+      {[](gatejit_gate_args_t &a) { set_raw(a.rounding, 2); }, "rounding = 2"},
+      {[](gatejit_gate_args_t &a) { set_raw(a.device_kind, 0); }, "device_kind = 0"},
+  };
+  for (const auto &c : cases) {
+    gatejit_gate_args_t a{};
+    a.device_kind = GATEJIT_DEVICE_CUDA;
+    c.mutate(a);
+    for (int entry = 0; entry < 3; ++entry) {
+      char *text = nullptr;
+      gatejit_status_t s = entry == 0   ? gatejit_explain(rt_, &a, &text)
+                           : entry == 1 ? gatejit_prepare(rt_, &a)
+                                        : gatejit_gate_epilogue(rt_, &a);
+      ASSERT_NE(s, nullptr) << c.message;
+      EXPECT_EQ(gatejit_status_code(s), GATEJIT_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(gatejit_status_message(s)).find(c.message), std::string::npos) << gatejit_status_message(s);
+      gatejit_status_free(s);
+      EXPECT_EQ(text, nullptr);
+    }
   }
 }
 
