@@ -1,6 +1,10 @@
 // gatejit compile / inspect / ir.
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <iostream>
 
 #include "bundle.h"
@@ -75,8 +79,8 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, s
   return kb;
 }
 
-// A report stored in a bundle entry, parsed with the input bounds (it comes
-// from a file); null when it is not a JSON object.
+// A kernel's stored report (from a cache or bundle entry: a file), parsed
+// with the input bounds; null when it is not a JSON object.
 nlohmann::json stored_report(const std::string &text) {
   auto r = parse_json_input(text, "report");
   return r.ok() && r->is_object() ? *r : nlohmann::json();
@@ -141,10 +145,15 @@ int inspect_bundle(std::vector<uint8_t> bytes, const std::string &path, bool jso
 }
 
 int run_inspect(const std::string &path, bool json) {
-  auto bytes = read_file(path, limits::kCodeObjectBytes);
+  auto fd = open_regular_file(AT_FDCWD, path, path, /*no_follow=*/false);
+  if (!fd.ok()) return fail(fd.status());
+  // The first bytes say which bound applies: a bundle's or a code object's.
+  char magic[8] = {};
+  const bool bundle = ::pread(fd->get(), magic, sizeof magic, 0) == ssize_t(sizeof magic) &&
+                      std::memcmp(magic, "GJBUNDLE", sizeof magic) == 0;
+  auto bytes = read_bounded(fd->get(), bundle ? limits::kBundleBytes : limits::kCodeObjectBytes, path);
   if (!bytes.ok()) return fail(bytes.status());
-  if (bytes->size() >= 8 && std::equal(bytes->begin(), bytes->begin() + 8, "GJBUNDLE"))
-    return inspect_bundle(std::move(*bytes), path, json);
+  if (bundle) return inspect_bundle(std::move(*bytes), path, json);
   auto report = compiler::read_code_object_report(*bytes);
   if (!report.ok()) return fail(Status(report.status().code(), escape_input(path) + ": " + report.status().message()));
   if (json) {

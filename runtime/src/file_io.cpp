@@ -155,8 +155,10 @@ StatusOr<TempFile> TempFile::create(int dirfd, const std::string &target_name, u
     }
     TempFile t(dirfd, target_name, std::move(name), std::move(fd), std::move(shown));
     // The lock says "a writer is alive": cleaners leave a locked file alone.
-    while (::flock(t.fd(), LOCK_EX | LOCK_NB) != 0)
-      if (errno != EINTR) return t.failed("cannot lock the temporary file", errno);
+    // Where the file system has no flock, nobody can take the file for
+    // abandoned either (a cleaner must lock it first), so the write goes on.
+    while (::flock(t.fd(), LOCK_EX | LOCK_NB) != 0 && errno == EINTR) {
+    }
     return t;
   }
   return io_error(escape_input(shown) + ": cannot create a temporary file: names kept colliding");
