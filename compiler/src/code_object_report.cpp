@@ -120,7 +120,7 @@ StatusOr<nlohmann::json> disassemble_histogram(const llvm::object::ObjectFile &o
   return j;
 }
 
-StatusOr<nlohmann::json> hsaco_report_of_valid(std::span<const uint8_t> bytes) {
+StatusOr<nlohmann::json> hsaco_report(std::span<const uint8_t> bytes) {
   auto buffer = llvm::MemoryBuffer::getMemBuffer(
       llvm::StringRef(reinterpret_cast<const char *>(bytes.data()), bytes.size()), "code-object", false);
   auto obj_or = llvm::object::ObjectFile::createELFObjectFile(buffer->getMemBufferRef());
@@ -176,17 +176,6 @@ StatusOr<nlohmann::json> hsaco_report_of_valid(std::span<const uint8_t> bytes) {
   return r;
 }
 
-// LLVM's readers only see a code object validate_code_object() accepted; a
-// metadata field of an unexpected type is an error, not an uncaught throw.
-StatusOr<nlohmann::json> hsaco_report(std::span<const uint8_t> bytes) {
-  if (Status valid = validate_code_object(bytes); !valid.ok()) return valid;
-  try {
-    return hsaco_report_of_valid(bytes);
-  } catch (const nlohmann::json::exception &e) {
-    return corrupt(std::string("AMDGPU metadata: a field has an unexpected type (") + e.what() + ")");
-  }
-}
-
 StatusOr<nlohmann::json> ptx_report(std::span<const uint8_t> bytes) {
   const std::string text(bytes.begin(), bytes.end());
   std::istringstream in(text);
@@ -240,7 +229,16 @@ BinaryFormat sniff_format(std::span<const uint8_t> bytes) {
 }
 
 StatusOr<nlohmann::json> read_code_object_report(std::span<const uint8_t> bytes) {
-  return sniff_format(bytes) == BinaryFormat::kHsaco ? hsaco_report(bytes) : ptx_report(bytes);
+  const bool hsaco = sniff_format(bytes) == BinaryFormat::kHsaco;
+  // The readers below only see a file validate_*() accepted (LLVM's would
+  // abort on some malformed ones); a field of an unexpected type or size is
+  // then an error, not an uncaught throw.
+  if (Status valid = hsaco ? validate_code_object(bytes) : validate_ptx_text(bytes); !valid.ok()) return valid;
+  try {
+    return hsaco ? hsaco_report(bytes) : ptx_report(bytes);
+  } catch (const std::exception &e) {
+    return corrupt(std::string("a field has an unexpected type or size (") + e.what() + ")");
+  }
 }
 
 std::string format_report(const nlohmann::json &r) {

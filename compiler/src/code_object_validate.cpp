@@ -226,4 +226,22 @@ Status validate_code_object(std::span<const uint8_t> b) {
   return Status::Ok();
 }
 
+Status validate_ptx_text(std::span<const uint8_t> b) {
+  size_t line_start = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const uint8_t c = b[i];
+    if (c == '\n') {
+      line_start = i + 1;
+      continue;
+    }
+    if ((c < 0x20 && c != '\t' && c != '\r') || c > 0x7e)
+      return corrupt("not PTX text: byte " + std::to_string(i) + " is " + std::to_string(c) +
+                     ", not printable ASCII");
+    if (i - line_start >= kMaxPtxLineBytes)
+      return corrupt("PTX line starting at byte " + std::to_string(line_start) + " is longer than " +
+                     std::to_string(kMaxPtxLineBytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
 }  // namespace gatejit::compiler

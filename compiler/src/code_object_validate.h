@@ -1,4 +1,4 @@
-// Checks an AMDGPU code object by hand before LLVM's readers see it. LLVM's
+// Checks a code object by hand before the report readers see it. LLVM's
 // ELF and msgpack readers trust parts of their input (a map keyed by an
 // array reaches llvm_unreachable, an unknown processor makes the AMDGPU
 // disassembler call report_fatal_error), so a malformed file must be refused
@@ -20,5 +20,11 @@ namespace gatejit::compiler {
 // Otherwise kCorrupt naming the first problem.
 inline constexpr int kMaxMsgpackDepth = 16;
 Status validate_code_object(std::span<const uint8_t> bytes);
+
+// Ok when `bytes` is PTX-like text: printable ASCII, tabs and line breaks
+// only, no line longer than kMaxPtxLineBytes (the report's regular
+// expressions recurse once per character of a match).
+inline constexpr size_t kMaxPtxLineBytes = 16384;
+Status validate_ptx_text(std::span<const uint8_t> bytes);
 
 }  // namespace gatejit::compiler

@@ -52,11 +52,40 @@ size_t find_bytes(const std::vector<uint8_t> &b, const std::string &text) {
   return it == b.end() ? std::string::npos : size_t(it - b.begin());
 }
 
-TEST(CodeObjectValidate, TheCompilersOwnCodeObjectIsValid) {
+TEST(CodeObjectValidate, TheCompilersOwnCodeObjectsAreValid) {
   ASSERT_FALSE(seed_hsaco().empty());
   Status s = compiler::validate_code_object(seed_hsaco());
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(compiler::read_code_object_report(seed_hsaco()).ok());
+  auto ptx = compiler::compile(seed(Target::kSm90));
+  ASSERT_TRUE(ptx.ok()) << ptx.status().to_string();
+  s = compiler::validate_ptx_text(ptx->binary.code);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(compiler::read_code_object_report(ptx->binary.code).ok());
+}
+
+// What a non-ELF file gets: the PTX scanner. Each of these crashed it (an
+// uncaught std::out_of_range, a regular expression recursing once per
+// character of a 3 MB line until the stack ran out).
+TEST(CodeObjectValidate, MalformedPtxIsAnErrorNotACrash) {
+  TempDir dir;
+  const std::string head = ".version 8.0\n.target sm_90\n.visible .entry k(\n)\n{\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {head + ".reg .b32 %r<99999999999999>;\nret;\n}\n", "a field has an unexpected type or size"},
+      {head + ".shared " + std::string(3000000, 'a') + "[4];\nret;\n}\n", "longer than 16384 bytes"},
+      {head + "ret;\n}\n.target\n", "a field has an unexpected type or size"},
+      {head + "ret;\x1b[2J\n}\n", "not PTX text: byte"},
+  };
+  int i = 0;
+  for (const auto &[text, why] : cases) {
+    SCOPED_TRACE(why);
+    const fs::path file = dir / ("bad-" + std::to_string(i++) + ".ptx");
+    std::ofstream(file, std::ios::binary) << text;
+    const CliResult r = gatejit_run(dir, "", "inspect " + file.string(), 60);
+    EXPECT_EQ(r.rc, 1) << r.err.substr(0, 300);
+    EXPECT_THAT(r.err, HasSubstr("gatejit: error: " + file.string() + ": "));
+    EXPECT_THAT(r.err, HasSubstr(why));
+  }
 }
 
 TEST(CodeObjectValidate, EveryOneByteChangeIsReadOrRefusedNeverACrash) {
