@@ -240,7 +240,7 @@ bool remove_if_abandoned(int dirfd, const std::string &name) {
 namespace {
 
 // Removes abandoned temporary files of `base` in `dirfd`, left by writers
-// that were killed.
+// that were killed (where the directory can be listed).
 void remove_abandoned_temps_of(int dirfd, const std::string &base) {
   DIR *d = open_dir_stream(dirfd, ".");
   if (!d) return;
@@ -276,7 +276,8 @@ Status write_file_atomic(const std::string &path, std::span<const uint8_t> bytes
   } else {
     st.st_mode = 0;
   }
-  UniqueFd dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  // O_PATH: writing into a directory needs no permission to list it.
+  UniqueFd dirfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dirfd.valid()) return io_error(escape_input(dir) + ": cannot open the output directory: " + errno_text(errno));
   remove_abandoned_temps_of(dirfd.get(), base);
   auto tmp = TempFile::create(dirfd.get(), base, mode, path);
