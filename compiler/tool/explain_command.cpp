@@ -1,8 +1,11 @@
 // gatejit explain <contract flags>: which path the runtime takes and why.
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "commands.h"
 #include "contract_flags.h"
+#include "gatejit/compiler/compiler.h"
 #include "gatejit/gatejit.h"
 
 namespace gatejit::tool {
@@ -13,6 +16,26 @@ struct ExplainArgs {
   std::vector<std::string> bundles;
   bool no_jit = false;
 };
+
+// What the performance model predicts for the kernel the compiler would
+// generate for the contract (docs/gfx950-model.md), and the gates it fails.
+void print_model(const Contract &c) {
+  auto kernel = compiler::compile(c);
+  if (!kernel.ok()) {
+    std::cout << "  model: not available (" << kernel.status().message() << ")\n";
+    return;
+  }
+  const nlohmann::json &m = kernel->report.at("model");
+  std::cout << fmt::format("  model: {:.2f} us ({:.2f}-{:.2f}) on {}, limited by {}; ideal read {:.2f}-{:.2f} us\n",
+                           m.at("predicted_us").get<double>(), m.at("range_us")[0].get<double>(),
+                           m.at("range_us")[1].get<double>(), m.at("device").get<std::string>(),
+                           m.at("limiter").get<std::string>(), m.at("ideal_read_us")[0].get<double>(),
+                           m.at("ideal_read_us")[1].get<double>());
+  std::string failing;
+  for (const auto &[gate, v] : kernel->report.at("gates").items())
+    if (v.at("applies").get<bool>() && !v.at("passed").get<bool>()) failing += (failing.empty() ? "" : ", ") + gate;
+  std::cout << "  gates: " << (failing.empty() ? "all pass" : "failing " + failing) << "\n";
+}
 
 int run_explain(const ExplainArgs &a) {
   auto contract = a.flags.contract();
@@ -36,6 +59,7 @@ int run_explain(const ExplainArgs &a) {
   char *text = nullptr;
   if (rc == 0) rc = check(gatejit_explain_contract_json(rt, contract_to_json(*normalized).dump().c_str(), &text));
   if (rc == 0) std::cout << canonical_text(*normalized) << "\n  -> " << text << "\n";
+  if (rc == 0) print_model(*normalized);
   gatejit_string_free(text);
   gatejit_runtime_destroy(rt);
   return rc;
