@@ -14,13 +14,8 @@ echo "=== examples"
 "$BUILD"/examples/jit_launch
 "$BUILD"/examples/bundle_launch /nonexistent.gjb || true   # says "no GPU" where there is none
 
-echo "=== find_package(gatejit) from an install tree (examples/find_package)"
-prefix=$PWD/$BUILD/install-test
-rm -rf "$prefix" "$BUILD/host-project"
-cmake --install "$BUILD" --prefix "$prefix" >/dev/null
-cmake -S examples/find_package -B "$BUILD/host-project" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-ninja -C "$BUILD/host-project" >/dev/null
-"$BUILD/host-project/host_jit"
+echo "=== install, host projects without LLVM, pkg-config, .deb packages (scripts/install_check.sh)"
+BUILD=$BUILD scripts/install_check.sh
 
 echo "=== fuzzers (${FUZZ_SECONDS:=60} s each)"
 FUZZ_SECONDS=$FUZZ_SECONDS scripts/run_fuzzers.sh

@@ -1,5 +1,7 @@
 #include "runtime_core.h"
 
+#include "jit_library.h"
+
 #include <cstdlib>
 #include <cstdio>
 #include <cstdint>
@@ -92,6 +94,21 @@ Status RuntimeCore::init() {
     template_kind_ = *kind;
   }
   for (const std::string &path : options_.bundles) GATEJIT_RETURN_IF_ERROR(resolver_.add_bundle(path));
+  return attach_jit_library();
+}
+
+Status RuntimeCore::attach_jit_library() {
+  if (options_.resolver.disable_jit) return Status::Ok();
+  const auto location = find_jit_library();
+  if (!location) return Status::Ok();
+  auto hook = load_jit_library(location->path);
+  if (hook.ok()) {
+    resolver_.set_jit(std::move(*hook));
+    return Status::Ok();
+  }
+  // Named by the user: not loading it is an error. Found beside us: a warning.
+  if (location->explicit_choice) return Status(hook.status().code(), "GATEJIT_JIT_LIBRARY: " + hook.status().message());
+  log::warn_once(hook.status().message() + "; running without the JIT");
   return Status::Ok();
 }
 

@@ -37,7 +37,9 @@ class RuntimeCore {
   RuntimeCore(const RuntimeCore &) = delete;
   RuntimeCore &operator=(const RuntimeCore &) = delete;
 
-  Status init();  // loads the bundles named in the options
+  // Loads the bundles named in the options and, unless the JIT is disabled,
+  // attaches the JIT library when one is found (jit_library.h).
+  Status init();
   Resolver &resolver() { return resolver_; }
 
   Status launch(const gatejit_gate_args_t &args);
@@ -90,6 +92,7 @@ class RuntimeCore {
     FunctionHandle fn;
   };
 
+  Status attach_jit_library();
   StatusOr<DeviceBackend *> backend_for(gatejit_device_kind_t kind);
   StatusOr<Target> device_target(gatejit_device_kind_t kind, int ordinal);
   // The contract of a call: the device's target, the descriptors, and the
