@@ -3,7 +3,7 @@
 For gatejit (the JIT library named by $GATEJIT_JIT_LIBRARY, or by
 $GATEJIT_LIBRARY, loaded through the Python binding, no bundle):
   cold  a fresh process and an empty disk cache: the first call of each
-        contract (gemv M=1, mma M=16, tiled M=64; N=1536, K=7168, bf16) runs
+        contract (gemv M=1 (forced), mma M=1, tiled M=64; N=1536, K=7168, bf16) runs
         the compiler, writes the cache entry, loads the module and launches;
   warm  a fresh process on that cache: the first call of each contract is a
         cache hit, a module load and a launch.
@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-FORMS = {  # name: (M, template forced through GATEJIT_TEMPLATE or None)
-    "gemv": (1, None),
-    "mma": (16, "mma"),
+FORMS = {  # name: (M, template forced through GATEJIT_TEMPLATE or None); sm_90 picks mma at M = 1
+    "gemv": (1, "gemv"),
+    "mma": (1, None),
     "tiled": (64, None),
 }
 N, K = 1536, 7168

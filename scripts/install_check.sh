@@ -6,7 +6,8 @@
 #      find_package(LLVM/MLIR/LLD) disabled: the runtime and jit components
 #      must not need them; host_jit_library JITs through libgatejit_jit.so and
 #      fills a cache, host_runtime (libgatejit.so) then reads it without a
-#      compiler, and with the JIT library beside it attaches it;
+#      compiler, and with the JIT library beside it attaches it; the
+#      installed Python package loads the JIT library (jit_attached);
 #   3. pkg-config (gatejit, gatejit-jit) builds the same C programs;
 #   4. CPack .deb packages (runtime, jit, dev): their control fields, their
 #      contents, and apt resolving their declared dependencies (simulated:
@@ -48,6 +49,12 @@ if cmake -S examples/find_package -B "$work/host-compiler" -G Ninja -DCMAKE_PREF
   fail "the compiler component configured without LLVM"
 fi
 grep -q "LLVM" "$work/host_compiler.log" || fail "the compiler component's failure does not name LLVM"
+
+echo "--- the installed Python package finds the JIT library beside it"
+(cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_CACHE_DIR=$cache PYTHONPATH="$prefix/lib/gatejit/python" python3 -c \
+  "import gatejit; rt = gatejit.Runtime(); print(gatejit.library_path(), 'jit_attached', rt.jit_attached)") \
+  | tee "$work/python.txt"
+grep -q "libgatejit_jit.so.0 jit_attached True" "$work/python.txt" || fail "the installed Python package did not attach the JIT"
 
 echo "--- pkg-config"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 GATEJIT=${GATEJIT:-$BUILD/compiler/gatejit}
-[ -x "$GATEJIT" ] || { echo "prepare_device: build the gatejit tool first ($GATEJIT)" >&2; exit 1; }
+[ -x "$GATEJIT" ] || [ "${NO_BUNDLE:-0}" = 1 ] || { echo "prepare_device: build the gatejit tool first ($GATEJIT)" >&2; exit 1; }
 rm -rf .device && mkdir -p .device/include
 cp /usr/include/xxhash.h .device/include/
 cp -r /usr/include/nlohmann .device/include/

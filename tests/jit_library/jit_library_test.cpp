@@ -16,8 +16,8 @@
 
 namespace {
 
-const char *kGemv = R"({"m": 1, "n": 1536, "k": 7168, "dtype": "bf16", "act": "sigmoid", "target": "sm_90"})";
-const char *kMmaGfx942 = R"({"m": 64, "n": 1536, "k": 7168, "dtype": "bf16", "act": "silu", "target": "gfx942"})";
+const char *kGemv = R"({"m": 1, "n": 1536, "k": 7168, "dtype": "bf16", "act": "sigmoid", "target": "gfx950"})";
+const char *kMma = R"({"m": 64, "n": 1536, "k": 7168, "dtype": "bf16", "act": "silu", "target": "sm_90"})";
 
 std::string take(gatejit_status_t s) {
   std::string m = s ? gatejit_status_message(s) : "";
@@ -75,7 +75,7 @@ TEST_F(JitLibraryTest, RuntimeWithoutCompilerCompilesThroughTheLibrary) {
   EXPECT_NE(explain(rt, kGemv).find("compiled by the JIT"), std::string::npos) << explain(rt, kGemv);
   const std::string how = resolve(rt, kGemv);
   EXPECT_NE(how.find("specialised gemv compiled by the JIT"), std::string::npos) << how;
-  EXPECT_NE(resolve(rt, kMmaGfx942).find("specialised mma compiled by the JIT"), std::string::npos);
+  EXPECT_NE(resolve(rt, kMma).find("specialised mma compiled by the JIT"), std::string::npos);
   // The compiler's fingerprint is recorded beside the entries.
   std::ifstream recorded(toolchain_file());
   std::string line;
@@ -89,7 +89,7 @@ TEST_F(JitLibraryTest, RuntimeWithoutCompilerReadsTheCacheUnderTheRecordedToolch
   const std::string how = resolve(plain, kGemv);
   EXPECT_NE(how.find("specialised gemv from the disk cache (no compiler attached"), std::string::npos) << how;
   // A contract nobody compiled is not there, and nothing can compile it.
-  const std::string miss = resolve(plain, kMmaGfx942);
+  const std::string miss = resolve(plain, kMma);
   EXPECT_NE(miss.find("JIT not attached"), std::string::npos) << miss;
 
   // Another toolchain recorded (as after a compiler upgrade): the old entry
@@ -145,7 +145,7 @@ TEST_F(JitLibraryTest, LibraryServesItsOwnCApi) {
   ASSERT_EQ(create(nullptr, &rt), nullptr);
   ASSERT_EQ(attach(rt), nullptr);
   char *text = nullptr;
-  gatejit_status_t s = resolve_json(rt, kMmaGfx942, &text);
+  gatejit_status_t s = resolve_json(rt, kMma, &text);
   EXPECT_EQ(s, nullptr);
   status_free(s);
   EXPECT_NE(std::string(text ? text : "").find("specialised mma compiled by the JIT"), std::string::npos)
