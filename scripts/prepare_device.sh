@@ -24,7 +24,7 @@ if [ "${NO_BUNDLE:-0}" != 1 ]; then
 fi
 JIT_LIBRARY=$(find "$BUILD" -maxdepth 2 -name 'libgatejit_jit.so.0' | head -1)
 if [ -n "$JIT_LIBRARY" ]; then
-  xz -T0 -9 -c "$JIT_LIBRARY" > .device/libgatejit_jit.so.xz
+  xz -T0 -6 -c "$JIT_LIBRARY" > .device/libgatejit_jit.so.xz
   echo "JIT library: $(du -h "$(readlink -f "$JIT_LIBRARY")" | cut -f1), xz $(du -h .device/libgatejit_jit.so.xz | cut -f1)"
 fi
 # Tuning sweep bundles (bench/mma_sweep.py): SWEEP="name=override ..." builds
