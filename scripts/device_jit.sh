@@ -8,16 +8,18 @@
 #      kernel is compiled from its contract at run time;
 #   3. the suite again in fresh processes: every kernel from the warm cache,
 #      nothing compiled (the cache holds the same entries, no "JIT compile");
-#   4. the Python tests with the JIT library as the binding's library, cold
-#      (empty cache) then warm;
-#   5. bench/jit_latency.py: cold and warm first-call latency next to Triton's.
+#   4. bench/jit_latency.py: cold and warm first-call latency next to Triton's;
+#   5. the Python tests with the JIT library as the binding's library, cold
+#      (empty cache) then warm.
 set -uo pipefail
 OUT=$1
 BUILD=$2
 status=0
 step() { echo; echo "=== $* ($(date +%T))"; }
 work=/tmp/gatejit-jit
-rm -rf "$work" && mkdir -p "$work"
+logs=$work/logs  # packed into $OUT/jit_logs.tar.gz after every phase (a killed run still returns them)
+rm -rf "$work" && mkdir -p "$logs"
+pack() { tar czf "$OUT/jit_logs.tar.gz" -C "$work" logs; }
 lib=$work/libgatejit_jit.so
 python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
   .device/libgatejit_jit.so.xz "$lib" || { echo "no .device/libgatejit_jit.so.xz (scripts/prepare_device.sh)"; exit 1; }
@@ -25,9 +27,9 @@ unset GATEJIT_TEST_BUNDLE GATEJIT_BUNDLE_PATH GATEJIT_DISABLE_JIT GATEJIT_TEMPLA
 export GATEJIT_JIT_LIBRARY=$lib GATEJIT_LIBRARY=$lib GATEJIT_TEST_JIT=1
 
 step "the JIT library on a machine without LLVM"
-ls -l "$lib" | tee "$OUT/jit_library.txt"
-ldd "$lib" | tee -a "$OUT/jit_library.txt"
-ls /usr/lib/llvm* /usr/lib/x86_64-linux-gnu/libLLVM* 2>&1 | head -2 | tee -a "$OUT/jit_library.txt"
+ls -l "$lib" | tee "$logs/jit_library.txt"
+ldd "$lib" | tee -a "$logs/jit_library.txt"
+ls /usr/lib/llvm* /usr/lib/x86_64-linux-gnu/libLLVM* 2>&1 | head -2 | tee -a "$logs/jit_library.txt"
 
 entries() { find "$1" -name '*.gjk' 2>/dev/null | wc -l; }
 # One run of the whole GPU suite in $JIT_SHARDS processes on cache $1; logs gpu_jit_$2_<i>.log.
@@ -35,14 +37,15 @@ suite() {
   local cache=$1 phase=$2 shards=${JIT_SHARDS:-8} i rc=0 start=$SECONDS
   for ((i = 0; i < shards; i++)); do
     GATEJIT_CACHE_DIR=$cache GATEJIT_LOG=info GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
-      timeout 240 "./$BUILD/tests/gpu_tests" > "$OUT/gpu_jit_${phase}_$i.log" 2>&1 &
+      timeout "${SUITE_TIMEOUT:-200}" "./$BUILD/tests/gpu_tests" > "$logs/gpu_jit_${phase}_$i.log" 2>&1 &
   done
   for ((i = 0; i < shards; i++)); do wait -n || rc=1; done
-  local logs=("$OUT"/gpu_jit_"${phase}"_*.log)
-  echo "$phase: $(cat "${logs[@]}" | grep -cE '^\[       OK') passed, $(cat "${logs[@]}" | grep -cE '^\[  FAILED  \] .*\(') failed," \
-       "$(cat "${logs[@]}" | grep -cE '^\[  SKIPPED \] .*\(') skipped in $((SECONDS - start)) s ($shards processes);" \
-       "$(cat "${logs[@]}" | grep -c 'JIT compile') JIT compiles; cache entries: $(entries "$cache")"
-  cat "${logs[@]}" | grep -E '^\[  FAILED  \] .*\(|Failure|^\[gpu summary\]' | head -20
+  local files=("$logs"/gpu_jit_"${phase}"_*.log)
+  echo "$phase: $(cat "${files[@]}" | grep -cE '^\[       OK') passed, $(cat "${files[@]}" | grep -cE '^\[  FAILED  \] .*\(') failed," \
+       "$(cat "${files[@]}" | grep -cE '^\[  SKIPPED \] .*\(') skipped in $((SECONDS - start)) s ($shards processes);" \
+       "$(cat "${files[@]}" | grep -c 'JIT compile') JIT compiles; cache entries: $(entries "$cache")"
+  cat "${files[@]}" | grep -E '^\[  FAILED  \] .*\(|Failure|^\[gpu summary\]' | head -20
+  pack
   return $rc
 }
 
@@ -50,26 +53,29 @@ step "GPU suite, JIT, empty cache (every kernel compiled at run time)"
 suite "$work/cache-suite" cold || status=1
 step "GPU suite again, fresh processes, warm cache (nothing may compile)"
 suite "$work/cache-suite" warm || status=1
-if grep -q 'JIT compile' "$OUT"/gpu_jit_warm_*.log; then echo "ERROR: the warm run compiled"; status=1; fi
+if grep -q 'JIT compile' "$logs"/gpu_jit_warm_*.log; then echo "ERROR: the warm run compiled"; status=1; fi
+
+step "JIT latency: cold and warm first calls, gatejit vs Triton"
+timeout 200 python3 bench/jit_latency.py --rounds ${LATENCY_ROUNDS:-2} --json "$OUT/jit_latency.json" \
+  --md "$OUT/jit_latency.md" 2>&1 | tee "$logs/jit_latency.log" | tail -8
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+pack
 
 pytests() {
   local cache=$1 phase=$2 t=$PWD/python/tests
-  (cd /tmp && GATEJIT_CACHE_DIR=$cache GATEJIT_LOG=info timeout 240 python3 -m pytest -v -s -rs -p no:cacheprovider \
-     "$t/test_ops.py" "$t/test_vllm_adapter.py" "$t/test_binding.py" > "$OUT/pytest_jit_$phase.log" 2>&1) || status=1
-  echo "python $phase: $(grep -cE ' PASSED' "$OUT/pytest_jit_$phase.log") passed, $(grep -cE ' (FAILED|ERROR)' "$OUT/pytest_jit_$phase.log") failed," \
-       "$(grep -cE ' SKIPPED' "$OUT/pytest_jit_$phase.log") skipped; $(grep -c 'JIT compile' "$OUT/pytest_jit_$phase.log") JIT compiles;" \
-       "cache entries: $(entries "$cache")"
-  grep -E ' (FAILED|ERROR)|^SKIPPED|^E ' "$OUT/pytest_jit_$phase.log" | head -12
-  tail -1 "$OUT/pytest_jit_$phase.log"
+  local log=$logs/pytest_jit_$phase.log
+  (cd /tmp && GATEJIT_CACHE_DIR=$cache GATEJIT_LOG=info timeout "${PYTEST_TIMEOUT:-120}" python3 -m pytest -v -s -rs \
+     -p no:cacheprovider "$t/test_ops.py" "$t/test_vllm_adapter.py" "$t/test_binding.py" > "$log" 2>&1) || status=1
+  echo "python $phase: $(grep -cE ' PASSED' "$log") passed, $(grep -cE ' (FAILED|ERROR)' "$log") failed," \
+       "$(grep -cE ' SKIPPED' "$log") skipped; $(grep -c 'JIT compile' "$log") JIT compiles; cache entries: $(entries "$cache")"
+  grep -E ' (FAILED|ERROR)|^SKIPPED|^E ' "$log" | head -12
+  tail -1 "$log"
+  pack
 }
 step "Python tests (ops, vLLM adapter, binding) on libgatejit_jit.so, empty cache"
 pytests "$work/cache-python" cold
 step "Python tests again, warm cache"
 pytests "$work/cache-python" warm
-if grep -q 'JIT compile' "$OUT/pytest_jit_warm.log"; then echo "ERROR: the warm Python run compiled"; status=1; fi
+if grep -q 'JIT compile' "$logs/pytest_jit_warm.log"; then echo "ERROR: the warm Python run compiled"; status=1; fi
 
-step "JIT latency: cold and warm first calls, gatejit vs Triton"
-timeout 200 python3 bench/jit_latency.py --rounds ${LATENCY_ROUNDS:-2} --json "$OUT/jit_latency.json" \
-  --md "$OUT/jit_latency.md" 2>&1 | tee "$OUT/jit_latency.log" | tail -8
-[ "${PIPESTATUS[0]}" = 0 ] || status=1
 exit $status
