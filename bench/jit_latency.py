@@ -7,8 +7,13 @@ $GATEJIT_LIBRARY, loaded through the Python binding, no bundle):
         the compiler, writes the cache entry, loads the module and launches;
   warm  a fresh process on that cache: the first call of each contract is a
         cache hit, a module load and a launch.
+The same warm run with the CUDA driver's compute cache off shows what a
+machine without ~/.nv/ComputeCache pays (the driver compiles the cached PTX
+again), and a "split" run times the compile alone (resolve_contract, no
+device) before the first call.
 For Triton, a fused gate kernel (attn * sigmoid(hidden @ W^T)), first call in
-a fresh process with an empty $TRITON_CACHE_DIR (cold), then with the filled
+a fresh process with an empty $TRITON_CACHE_DIR (cold; the CUDA driver's
+compute cache is off in every cold run), then with the filled
 one (warm). Each first call is timed from just before the call to the end of
 a device synchronisation, after torch and the device are initialised; the
 second call is timed the same way for scale.
@@ -56,6 +61,7 @@ def child_gatejit():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
     import gatejit
     out = {}
+    split = os.environ.get("GATEJIT_BENCH_SPLIT") == "1"
     for name, (m, template) in FORMS.items():
         if template:
             os.environ["GATEJIT_TEMPLATE"] = template
@@ -63,12 +69,20 @@ def child_gatejit():
         os.environ.pop("GATEJIT_TEMPLATE", None)
         hidden, weight, attn = _inputs(torch, m)
         res = torch.empty_like(attn)
+        compile_ms = None
+        if split:  # the compile alone (no device), then the first call finds it in the cache
+            contract = {"m": m, "n": N, "k": K, "dtype": "bf16", "act": "sigmoid", "target": "sm_90"}
+            if template:
+                contract["template"] = template
+            start = time.perf_counter()
+            rt.resolve_contract(contract)
+            compile_ms = (time.perf_counter() - start) * 1e3
         first = _timed(lambda: rt.gate_epilogue(hidden, weight, attn, res), torch)
         second = _timed(lambda: rt.gate_epilogue(hidden, weight, attn, res), torch)
         ref = (torch.sigmoid(hidden.float() @ weight.float().T) * attn.float())
         err = (res.float() - ref).abs().max().item()
         out[name] = {"first_ms": first, "second_ms": second, "max_abs_err": err, "jit_attached": rt.jit_attached,
-                     "path": rt.explain(hidden, weight, attn, res)}
+                     "path": rt.explain(hidden, weight, attn, res), "compile_ms": compile_ms}
     print(json.dumps(out))
 
 
@@ -122,28 +136,41 @@ def main():
         return child_gatejit()
     if a.child == "triton":
         return child_triton()
-    rows = {}  # (name, phase) -> [first_ms...]
+    rows = {}  # (name, phase) -> [child results]
     details = []
+    # cold: empty caches, the CUDA driver's too; warm: a fresh process on them; warm-nodc: the same
+    # with the CUDA driver's own compute cache off (CUDA_CACHE_DISABLE=1: the
+    # driver turns the cached PTX into machine code again); split: another
+    # empty cache, the compile timed alone (resolve_contract), then the first
+    # call (module load, the driver's PTX compile, launch).
+    nodc = {"CUDA_CACHE_DISABLE": "1"}
+    phases = (("cold", nodc, True), ("warm", {}, True), ("warm-nodc", nodc, False),
+              ("split", dict(nodc, GATEJIT_BENCH_SPLIT="1"), False))
     for r in range(a.rounds):
-        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as tcache:
-            env = dict(os.environ, GATEJIT_CACHE_DIR=cache, TRITON_CACHE_DIR=tcache)
-            for k in ("GATEJIT_BUNDLE_PATH", "GATEJIT_DISABLE_JIT", "GATEJIT_TEST_BUNDLE"):
-                env.pop(k, None)
-            for phase in ("cold", "warm"):
-                for kind in ("gatejit", "triton"):
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as tcache, \
+                tempfile.TemporaryDirectory() as split_cache:
+            for phase, extra, with_triton in phases:
+                env = dict(os.environ, GATEJIT_CACHE_DIR=split_cache if phase == "split" else cache,
+                           TRITON_CACHE_DIR=tcache, **extra)
+                for k in ("GATEJIT_BUNDLE_PATH", "GATEJIT_DISABLE_JIT", "GATEJIT_TEST_BUNDLE"):
+                    env.pop(k, None)
+                for kind in ("gatejit", "triton") if with_triton else ("gatejit",):
                     res = run_child(kind, env)
                     details.append({"round": r, "phase": phase, **res})
                     for name, v in res.items():
                         rows.setdefault((name, phase), []).append(v)
-    lines = ["| kernel | cold first call (ms) | warm first call, fresh process (ms) | second call (ms) | path (warm) |",
-             "|---|---|---|---|---|"]
+    fmt = lambda xs: f"{statistics.median(xs):.1f} ({', '.join(f'{x:.1f}' for x in xs)})"
+    col = lambda name, phase, key="first_ms": fmt([v[key] for v in rows[(name, phase)]]) if (name, phase) in rows else "-"
+    lines = ["| kernel | cold first call | of which compile | warm first call, fresh process | "
+             "warm, driver cache off | second call | path (warm) |", "|---|---|---|---|---|---|---|"]
     for name in list(FORMS) + ["triton"]:
-        cold = [v["first_ms"] for v in rows[(name, "cold")]]
-        warm = [v["first_ms"] for v in rows[(name, "warm")]]
-        second = [v["second_ms"] for v in rows[(name, "warm")]]
         path = rows[(name, "warm")][-1].get("path", "Triton cache")
-        fmt = lambda xs: f"{statistics.median(xs):.1f} ({', '.join(f'{x:.1f}' for x in xs)})"
-        lines.append(f"| {name} | {fmt(cold)} | {fmt(warm)} | {fmt(second)} | {path} |")
+        lines.append(f"| {name} | {col(name, 'cold')} | {col(name, 'split', 'compile_ms')} | {col(name, 'warm')} | "
+                     f"{col(name, 'warm-nodc')} | {col(name, 'warm', 'second_ms')} | {path} |")
+    lines.append("")
+    lines.append("milliseconds: median (each round); 'of which compile' is resolve_contract alone on another empty "
+                 "cache (the first call after it took " + ", ".join(
+                     f"{n} {fmt([v['first_ms'] for v in rows[(n, 'split')]])}" for n in FORMS) + ")")
     for d in details:
         for name, v in d.items():
             if isinstance(v, dict) and v.get("max_abs_err", 0) > 0.1:
