@@ -1,11 +1,21 @@
 // The gatejit command line. Each subcommand lives in its own file.
+// Exit status: 0 success; 1 the command ran and failed (the error on stderr);
+// 2 a usage error (unknown flag or subcommand, missing or malformed argument:
+// CLI11's message and a pointer to --help on stderr).
 #include <vector>
 
 #include "commands.h"
+#include "gatejit/compiler/compiler.h"
+#include "gatejit/version.h"
 
 int main(int argc, char **argv) {
   using namespace gatejit::tool;
   CLI::App app{"gatejit: JIT code generator for fused gate-epilogue GPU kernels"};
+  app.set_version_flag("--version", [] {
+    return std::string("gatejit " GATEJIT_VERSION_STRING "\ncompiler fingerprint (cache key): ") +
+           gatejit::compiler::fingerprint();
+  }, "print the version and the compiler fingerprint, then exit");
+  app.footer("Exit status: 0 success, 1 the command failed, 2 usage error.");
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App *, Runner>> commands;
   auto add = [&](Runner (*adder)(CLI::App &)) {
@@ -22,7 +32,8 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    const int rc = app.exit(e);  // prints help/version (rc 0) or the usage error
+    return rc == 0 ? 0 : 2;
   }
   for (auto &[sub, run] : commands)
     if (sub->parsed()) return run();
