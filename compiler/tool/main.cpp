@@ -2,6 +2,8 @@
 // Exit status: 0 success; 1 the command ran and failed (the error on stderr);
 // 2 a usage error (unknown flag or subcommand, missing or malformed argument:
 // CLI11's message and a pointer to --help on stderr).
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "commands.h"
@@ -29,6 +31,21 @@ int main(int argc, char **argv) {
   add(add_explain_command);
   add(add_cache_command);
   add(add_precompile_command);
+  // A first word that names no subcommand: say so (CLI11 would only say that
+  // a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (auto &[sub, run] : commands) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "gatejit: unknown subcommand '%s' (allowed: %s)\nRun with --help for more information.\n",
+                   argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
