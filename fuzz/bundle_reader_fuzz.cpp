@@ -4,7 +4,8 @@
 // checks are exercised), and again with every checksum recomputed, so that
 // mutations reach the structural checks, decompression and the kernel-binary
 // decoder behind them instead of dying at the first checksum. Whatever the
-// reader accepts and decodes must survive a write/read round trip.
+// reader accepts and decodes must survive a write/read round trip, and what
+// it refuses gets one short line of printable text.
 //
 // Built with -DGATEJIT_FUZZ_SEED_MAIN, this file is instead a small program
 // that writes valid seed bundles into a directory (scripts/run_fuzzers.sh).
@@ -71,7 +72,10 @@ void check(bool ok, const char *what) {
 void exercise(std::vector<uint8_t> bytes) {
   auto opened = Bundle::from_bytes(std::move(bytes), "fuzz-input");
   if (!opened.ok()) {
-    check(!opened.status().message().empty(), "an error without a message");
+    const std::string &m = opened.status().message();
+    check(!m.empty(), "an error without a message");
+    check(m.size() <= 1024, "an error message longer than 1 KiB");
+    for (unsigned char c : m) check(c >= 0x20 && c < 0x7f, "an error message with a control or non-ASCII byte");
     return;
   }
   const Bundle &bundle = **opened;

@@ -3,7 +3,9 @@
 // Besides "no crash, no sanitizer report", checks the properties the cache
 // and bundles rely on: normalize() is idempotent, a normalised contract
 // survives a JSON round trip with the same canonical text, and its key is
-// 32 lowercase hex digits.
+// 32 lowercase hex digits; and what a hostile input gets back: a parse error
+// is one short line of printable text, whatever the input echoed (inputs up
+// to 1 MiB and any nesting: scripts/run_fuzzers.sh seeds deep ones).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -35,7 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace gatejit;
   auto parsed = contract_from_json_text(std::string_view(reinterpret_cast<const char *>(data), size));
   if (!parsed.ok()) {
-    check(!parsed.status().message().empty(), "a parse error without a message");
+    const std::string &m = parsed.status().message();
+    check(!m.empty(), "a parse error without a message");
+    check(m.size() <= 1024, "a parse error message longer than 1 KiB");
+    for (unsigned char c : m) check(c >= 0x20 && c < 0x7f, "a parse error message with a control or non-ASCII byte");
     return 0;
   }
   auto norm = normalize(*parsed);

@@ -4,6 +4,9 @@
 # crash, leak, sanitizer report or violated property.
 #
 #   FUZZ_SECONDS   seconds per target (default 60)
+#   FUZZ_MAX_LEN   largest input in bytes (default 1 MiB: the readers' bounds
+#                  and deep nesting are reachable; libFuzzer's own default of
+#                  4 KB would hide both)
 #   FUZZ_BUILD_DIR build directory (default build-fuzz)
 #   FUZZ_CC/FUZZ_CXX compilers (default clang-22 / clang++-22)
 #   FUZZ_JOBS      build parallelism (default: ninja's)
@@ -51,7 +54,20 @@ done <<'JSON'
 {"m": 1, "n": 7, "k": 9, "dtype": "bfloat16", "align": 2, "template": "auto"}
 {"m": 0, "n": -1, "k": 1e3, "dtype": "int8", "unknown": true}
 JSON
+# Nesting: deep enough to overflow any recursive walk (the parser's bound is
+# 64 levels), in arrays, objects and a contract value.
+python3 - "$seeds_contract" <<'PY'
+import sys
+d = sys.argv[1]
+open(f"{d}/deep-arrays.json", "w").write("[" * 100000 + "]" * 100000)
+open(f"{d}/deep-objects.json", "w").write('{"a":' * 50000 + "1" + "}" * 50000)
+open(f"{d}/deep-value.json", "w").write('{"m": ' + "[" * 70 + "]" * 70 + ', "n": 1, "k": 1}')
+open(f"{d}/unclosed.json", "w").write("[" * 200000)
+open(f"{d}/duplicate-key.json", "w").write('{"n": 1536, "k": 7168, "n": 4096}')
+open(f"{d}/escapes.json", "w").write('{"\\u001b[31m\\n\\u0000": 1, "dtype": "' + "z" * 300000 + '"}')
+PY
 
+max_len="${FUZZ_MAX_LEN:-1048576}"
 status=0
 for t in "${targets[@]}"; do
   artifacts="$out/$t"
@@ -60,7 +76,7 @@ for t in "${targets[@]}"; do
   echo "== $t: ${seconds}s"
   # -rss_limit_mb: the reader caps what a hostile size can allocate, so
   # going over this is a finding too.
-  if "$build/fuzz/$t" "$corpus" "$out/seeds/$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
+  if "$build/fuzz/$t" "$corpus" "$out/seeds/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len="$max_len" \
        -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$artifacts/log.txt" 2>&1; then
     grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
       "$artifacts/log.txt" | sed "s/^/   /" || true

@@ -1,5 +1,7 @@
 #include "code_object_report.h"
 
+#include "code_object_validate.h"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -159,7 +161,16 @@ BinaryFormat sniff_format(std::span<const uint8_t> bytes) {
 }
 
 StatusOr<nlohmann::json> read_code_object_report(std::span<const uint8_t> bytes) {
-  return sniff_format(bytes) == BinaryFormat::kHsaco ? hsaco_report(bytes) : ptx_report(bytes);
+  const bool hsaco = sniff_format(bytes) == BinaryFormat::kHsaco;
+  // The readers below only see a file validate_*() accepted (LLVM's would
+  // abort on some malformed ones); a field of an unexpected type or size is
+  // then an error, not an uncaught throw.
+  if (Status valid = hsaco ? validate_code_object(bytes) : validate_ptx_text(bytes); !valid.ok()) return valid;
+  try {
+    return hsaco ? hsaco_report(bytes) : ptx_report(bytes);
+  } catch (const std::exception &e) {
+    return corrupt(std::string("a field has an unexpected type or size (") + e.what() + ")");
+  }
 }
 
 std::string format_report(const nlohmann::json &r) {

@@ -6,38 +6,59 @@
 
 #include "commands.h"
 #include "disk_cache.h"
+#include "input_echo.h"
 
 namespace gatejit::tool {
 namespace {
 
+// `verify` exit statuses (docs/cache.md): 0 clean, 1 repaired, 2 bad entries
+// remain or the cache could not be checked. The other actions: 0 or 1.
+constexpr int kVerifyCannotRepair = 2;
+
 int run_cache(const std::string &action, const std::string &dir) {
+  const int error_exit = action == "verify" ? kVerifyCannotRepair : 1;
+  const auto failed = [&](const Status &s) {
+    fail(s);
+    return error_exit;
+  };
   auto options = options_from_env();
-  if (!options.ok()) return fail(options.status());
+  if (!options.ok()) return failed(options.status());
   if (!dir.empty()) options->dir = dir;
-  if (options->dir.empty()) return fail(not_found("no cache directory: set GATEJIT_CACHE_DIR or HOME, or pass --dir"));
+  if (options->dir.empty()) return failed(not_found("no cache directory: set GATEJIT_CACHE_DIR or HOME, or pass --dir"));
+  // Looking at a cache never creates one.
+  options->create = false;
   auto cache = DiskCache::open(*options);
-  if (!cache.ok()) return fail(cache.status());
+  if (!cache.ok() && cache.status().code() == StatusCode::kNotFound) {
+    const char *what = action == "stats" || action == "list" ? "no entries" : action == "verify" ? "nothing to verify"
+                                                                                                  : "nothing to clear";
+    std::cout << escape_input(options->dir) << ": no kernel cache there (the directory does not exist); " << what
+              << "\n";
+    return 0;
+  }
+  if (!cache.ok()) return failed(cache.status());
   DiskCache &c = **cache;
   if (action == "stats") {
     std::cout << format_stats(c.stats());
   } else if (action == "list") {
     auto entries = c.list();
-    if (!entries.ok()) return fail(entries.status());
+    if (!entries.ok()) return failed(entries.status());
     for (const auto &e : *entries)
       std::cout << fmt::format("{}  {:>8}  {:%Y-%m-%d %H:%M:%S}  {}\n", e.key, e.size_bytes,
                                fmt::localtime(std::chrono::system_clock::to_time_t(e.last_use)),
-                               e.problem.empty() ? e.contract_text : "BAD: " + e.problem);
+                               escape_input(e.problem.empty() ? e.contract_text : "BAD: " + e.problem, 1024));
     std::cout << entries->size() << " entries\n";
   } else if (action == "verify") {
     auto report = c.verify();
-    if (!report.ok()) return fail(report.status());
-    for (const auto &p : report->problems) std::cout << p << "\n";
-    std::cout << fmt::format("checked {}, ok {}, removed {}\n", report->checked, report->ok, report->removed);
-    return report->problems.empty() ? 0 : 2;
+    if (!report.ok()) return failed(report.status());
+    for (const auto &p : report->problems) std::cout << escape_input(p, 1024) << "\n";
+    std::cout << fmt::format("checked {}, ok {}, removed {}, not repaired {}; temporary files of killed writers "
+                             "removed {}\n",
+                             report->checked, report->ok, report->removed, report->unrepaired, report->temp_removed);
+    return report->exit_code();
   } else if (action == "clear") {
     Status s = c.clear();
-    if (!s.ok()) return fail(s);
-    std::cout << "cleared " << options->dir << "\n";
+    if (!s.ok()) return failed(s);
+    std::cout << "cleared " << escape_input(options->dir) << "\n";
   }
   return 0;
 }
@@ -48,7 +69,8 @@ Runner add_cache_command(CLI::App &app) {
   auto action = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>();
   auto *cmd = app.add_subcommand("cache", "inspect or maintain the disk cache");
-  cmd->add_option("action", *action, "stats | list | verify | clear")
+  cmd->add_option("action", *action,
+                  "stats | list | verify (exit 0 clean, 1 repaired, 2 not repaired) | clear")
       ->required()
       ->check(CLI::IsMember({"stats", "list", "verify", "clear"}));
   cmd->add_option("--dir", *dir, "cache directory (default: $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit)");

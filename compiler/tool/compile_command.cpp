@@ -1,6 +1,10 @@
 // gatejit compile / inspect / ir.
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <iostream>
 
 #include "bundle.h"
@@ -11,11 +15,14 @@
 #include "file_io.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/template_choice.h"
+#include "input_echo.h"
+#include "input_limits.h"
+#include "json_input.h"
 
 namespace gatejit::tool {
 
 int fail(const Status &s) {
-  std::fprintf(stderr, "gatejit: error: %s\n", s.message().c_str());
+  std::fprintf(stderr, "gatejit: error: %s\n", bounded_message(s.message()).c_str());
   return 1;
 }
 
@@ -62,9 +69,31 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, s
     return compile();
   }
   bool hit = false;
-  auto kb = (*cache)->get_or_compile(cache_key(key, toolchain), key, toolchain, compile, &hit);
-  if (kb.ok()) how = std::string("cache: ") + (hit ? "hit" : "miss, compiled and stored") + " (" + options->dir + ")";
+  Status stored;
+  auto kb = (*cache)->get_or_compile(cache_key(key, toolchain), key, toolchain, compile, &hit, &stored);
+  if (!kb.ok()) return kb;
+  const std::string dir = escape_input(options->dir);
+  if (hit) how = "cache: hit (" + dir + ")";
+  else if (stored.ok()) how = "cache: miss, compiled and stored (" + dir + ")";
+  else how = "cache: miss, compiled, NOT stored (" + stored.message() + ")";
   return kb;
+}
+
+// A kernel's stored report (from a cache or bundle entry: a file), parsed
+// with the input bounds; null when it is not a JSON object.
+nlohmann::json stored_report(const std::string &text) {
+  auto r = parse_json_input(text, "report");
+  return r.ok() && r->is_object() ? *r : nlohmann::json();
+}
+
+// format_report() expects the fields' usual types; a hostile file can give
+// others. One error line instead of an uncaught exception.
+StatusOr<std::string> format_checked(const nlohmann::json &report, const std::string &what) {
+  try {
+    return compiler::format_report(report);
+  } catch (const std::exception &e) {
+    return corrupt(what + ": the report has a field of an unexpected type (" + escape_input(e.what(), 200) + ")");
+  }
 }
 
 int run_compile(const CompileArgs &a) {
@@ -77,45 +106,63 @@ int run_compile(const CompileArgs &a) {
     Status s = write_file_atomic(a.output, kb->code, 0644);
     if (!s.ok()) return fail(s);
   }
-  nlohmann::json report = nlohmann::json::parse(kb->report_json, nullptr, false);
-  if (report.is_discarded()) return fail(corrupt("the kernel's report is not valid JSON"));
+  nlohmann::json report = stored_report(kb->report_json);
+  if (report.is_null()) return fail(corrupt("the kernel's report is not a valid JSON object"));
   report["cache"] = how;
   if (a.json) {
-    std::cout << report.dump(2) << "\n";
-  } else {
-    std::cout << fmt::format("gatejit compile: {} ({}, {} bytes{})\n", kb->symbol, binary_format_name(kb->format),
-                             kb->code.size(), a.output.empty() ? "" : " -> " + a.output);
-    std::cout << "  " << how << "\n" << compiler::format_report(report);
+    std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return 0;
   }
+  auto text = format_checked(report, "the kernel's report");
+  if (!text.ok()) return fail(text.status());
+  std::cout << fmt::format("gatejit compile: {} ({}, {} bytes{})\n", kb->symbol, binary_format_name(kb->format),
+                           kb->code.size(), a.output.empty() ? "" : " -> " + escape_input(a.output));
+  std::cout << "  " << how << "\n" << *text;
+  return 0;
+}
+
+int inspect_bundle(std::vector<uint8_t> bytes, const std::string &path, bool json) {
+  auto bundle = Bundle::from_bytes(std::move(bytes), path);
+  if (!bundle.ok()) return fail(bundle.status());
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto &e : (*bundle)->entries()) {
+    auto kb = (*bundle)->find(e.key);
+    if (!kb.ok()) return fail(kb.status());
+    const nlohmann::json report = stored_report(kb->report_json);
+    if (json) {
+      out.push_back({{"key", e.key}, {"contract", kb->contract_text}, {"symbol", kb->symbol}, {"report", report}});
+      continue;
+    }
+    auto text = format_checked(report, "bundle " + escape_input(path) + ": entry " + e.key);
+    if (!text.ok()) return fail(text.status());
+    std::cout << fmt::format("{} {} {} ({} bytes)\n", e.key, target_name(kb->target), escape_input(kb->symbol),
+                             kb->code.size());
+    std::cout << "  contract " << escape_input(kb->contract_text) << "\n" << *text;
+  }
+  if (json) std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  else std::cout << escape_input(path) << ": " << (*bundle)->size() << " kernels\n";
   return 0;
 }
 
 int run_inspect(const std::string &path, bool json) {
-  auto bytes = read_file(path);
+  auto fd = open_regular_file(AT_FDCWD, path, path, /*no_follow=*/false);
+  if (!fd.ok()) return fail(fd.status());
+  // The first bytes say which bound applies: a bundle's or a code object's.
+  char magic[8] = {};
+  const bool bundle = ::pread(fd->get(), magic, sizeof magic, 0) == ssize_t(sizeof magic) &&
+                      std::memcmp(magic, "GJBUNDLE", sizeof magic) == 0;
+  auto bytes = read_bounded(fd->get(), bundle ? limits::kBundleBytes : limits::kCodeObjectBytes, path);
   if (!bytes.ok()) return fail(bytes.status());
-  if (bytes->size() >= 8 && std::equal(bytes->begin(), bytes->begin() + 8, "GJBUNDLE")) {
-    auto bundle = Bundle::from_bytes(std::move(*bytes), path);
-    if (!bundle.ok()) return fail(bundle.status());
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto &e : (*bundle)->entries()) {
-      auto kb = (*bundle)->find(e.key);
-      if (!kb.ok()) return fail(kb.status());
-      nlohmann::json report = nlohmann::json::parse(kb->report_json, nullptr, false);
-      if (json) {
-        out.push_back({{"key", e.key}, {"contract", kb->contract_text}, {"symbol", kb->symbol}, {"report", report}});
-      } else {
-        std::cout << fmt::format("{} {} {} ({} bytes)\n", e.key, target_name(kb->target), kb->symbol, kb->code.size());
-        std::cout << "  contract " << kb->contract_text << "\n" << compiler::format_report(report);
-      }
-    }
-    if (json) std::cout << out.dump(2) << "\n";
-    else std::cout << path << ": " << (*bundle)->size() << " kernels\n";
+  if (bundle) return inspect_bundle(std::move(*bytes), path, json);
+  auto report = compiler::read_code_object_report(*bytes);
+  if (!report.ok()) return fail(Status(report.status().code(), escape_input(path) + ": " + report.status().message()));
+  if (json) {
+    std::cout << report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
-  auto report = compiler::read_code_object_report(*bytes);
-  if (!report.ok()) return fail(Status(report.status().code(), path + ": " + report.status().message()));
-  if (json) std::cout << report->dump(2) << "\n";
-  else std::cout << path << ":\n" << compiler::format_report(*report);
+  auto text = format_checked(*report, escape_input(path));
+  if (!text.ok()) return fail(text.status());
+  std::cout << escape_input(path) << ":\n" << *text;
   return 0;
 }
 

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <optional>
-#include <sstream>
+#include <charconv>
 #include <string>
 
+#include "file_io.h"
 #include "gatejit/contract_json.h"
+#include "input_echo.h"
+#include "input_limits.h"
+#include "json_input.h"
 
 namespace gatejit::tool {
 
@@ -33,13 +35,14 @@ struct ContractFlags {
   StatusOr<Contract> contract() const {
     nlohmann::json j = nlohmann::json::object();
     if (!contract_file.empty()) {
-      std::ifstream in(contract_file);
-      if (!in) return invalid_argument("--contract " + contract_file + ": cannot open the file");
-      std::stringstream ss;
-      ss << in.rdbuf();
-      j = nlohmann::json::parse(ss.str(), nullptr, false);
-      if (j.is_discarded() || !j.is_object())
-        return invalid_argument("--contract " + contract_file + ": not a JSON object");
+      const std::string what = "--contract " + escape_input(contract_file);
+      auto bytes = read_file(contract_file, limits::kContractJsonBytes);
+      if (!bytes.ok()) return Status(bytes.status().code(), "--contract " + bytes.status().message());
+      auto parsed = parse_json_input(std::string_view(reinterpret_cast<const char *>(bytes->data()), bytes->size()),
+                                     what);
+      if (!parsed.ok()) return parsed.status();
+      if (!parsed->is_object()) return invalid_argument(what + ": a contract is a JSON object, not " + describe_json(*parsed));
+      j = std::move(*parsed);
     }
     for (const auto &[k, v] : given.items()) j[k] = v;
     return contract_from_json(j);
@@ -50,14 +53,16 @@ struct ContractFlags {
     app->add_option_function<std::string>(
            flags,
            [this, key](const std::string &v) {
-             if (key == "m" && v == "dynamic") given[key] = v;
-             else {
-               size_t used = 0;
-               long long n = 0;
-               try { n = std::stoll(v, &used); } catch (...) { used = 0; }
-               if (used != v.size() || v.empty()) throw CLI::ValidationError("--" + key, "'" + v + "' is not an integer");
-               given[key] = n;
+             if (key == "m" && v == "dynamic") {
+               given[key] = v;
+               return;
              }
+             // Digits with an optional '-', nothing else: no spaces, no '+'.
+             long long n = 0;
+             const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+             if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+               throw CLI::ValidationError("--" + key, quote_input(v) + " is not an integer (digits, optionally after '-')");
+             given[key] = n;
            },
            help);
   }

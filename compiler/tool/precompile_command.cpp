@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -15,9 +14,13 @@
 
 #include "bundle.h"
 #include "commands.h"
+#include "file_io.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract_json.h"
 #include "gatejit/template_choice.h"
+#include "input_echo.h"
+#include "input_limits.h"
+#include "json_input.h"
 
 namespace gatejit::tool {
 namespace {
@@ -64,12 +67,16 @@ StatusOr<std::vector<Contract>> expand_item(nlohmann::json item, size_t index) {
 }
 
 StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
-  std::ifstream in(a.spec);
-  if (!in) return io_error(a.spec + ": cannot open the spec");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json spec = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (spec.is_discarded() || !spec.is_array()) return invalid_argument(a.spec + ": a spec is a JSON list of contracts");
+  const std::string what = "spec " + escape_input(a.spec);
+  auto bytes = read_file(a.spec, limits::kSpecBytes);
+  if (!bytes.ok()) return Status(bytes.status().code(), "spec " + bytes.status().message());
+  auto parsed =
+      parse_json_input(std::string_view(reinterpret_cast<const char *>(bytes->data()), bytes->size()), what);
+  if (!parsed.ok()) return parsed.status();
+  const nlohmann::json &spec = *parsed;
+  if (!spec.is_array())
+    return invalid_argument(what + ": a spec is a JSON list of contracts, not " + describe_json(spec));
+  if (spec.empty()) return invalid_argument(what + ": the list is empty; give at least one contract");
   std::vector<Target> targets;
   std::stringstream ts(a.targets);
   for (std::string t; std::getline(ts, t, ',');) {

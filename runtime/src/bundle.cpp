@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "file_io.h"
+#include "input_echo.h"
+#include "input_limits.h"
 #include "log.h"
 
 namespace gatejit {
@@ -193,8 +195,8 @@ Status BundleWriter::write(const std::string &path, bool compress) const {
 // ---------------------------------------------------------------- reader
 
 StatusOr<std::unique_ptr<Bundle>> Bundle::open(const std::string &path) {
-  auto bytes = read_file(path);
-  if (!bytes.ok()) return bytes.status();
+  auto bytes = read_file(path, limits::kBundleBytes);
+  if (!bytes.ok()) return Status(bytes.status().code(), "bundle " + bytes.status().message());
   return from_bytes(std::move(*bytes), path);
 }
 
@@ -208,7 +210,7 @@ StatusOr<std::unique_ptr<Bundle>> Bundle::from_bytes(std::vector<uint8_t> bytes,
 }
 
 Status Bundle::parse() {
-  const std::string where = "bundle " + name_ + ": ";
+  const std::string where = "bundle " + escape_input(name_) + ": ";
   const uint8_t *d = bytes_.data();
   const uint64_t size = bytes_.size();
 
@@ -273,6 +275,9 @@ Status Bundle::parse() {
 
     const char *id = reinterpret_cast<const char *>(rec + bf::kRecordTargetIdOffset);
     const size_t id_len = strnlen(id, bf::kTargetIdSize);
+    if (id_len == bf::kTargetIdSize)
+      return corrupt(entry + ": target id fills all " + std::to_string(bf::kTargetIdSize) +
+                     " bytes without a NUL terminator");
     for (size_t j = 0; j < bf::kTargetIdSize; ++j) {
       const char c = id[j];
       if (j < id_len ? (c < 0x21 || c > 0x7e) : c != 0)
@@ -297,26 +302,46 @@ Status Bundle::parse() {
       log::debug(entry + ": skipped, unknown target code " + std::to_string(code) + " ('" + info.target_id + "')");
       continue;
     }
+    // The two spellings of the target must name the same one.
+    if (const std::string expected = bundle_target_id(info.target); info.target_id != expected)
+      return corrupt(entry + ": target id '" + info.target_id + "' does not match target code " +
+                     std::to_string(code) + " ('" + expected + "')");
     if (!by_key_.emplace(key, entries_.size()).second) return corrupt(entry + ": duplicate key");
     entries_.push_back(std::move(info));
     flags_.push_back(eflags);
     checksums_.push_back(get_u64(rec + bf::kRecordSumOffset));
   }
 
+  // Every byte after the header lies in the index or in exactly one payload,
+  // so every byte is under a checksum: no gap, no overlap, nothing trailing.
+  constexpr size_t kIndex = size_t(-1);
+  if (index_size) ranges.push_back({index_off, index_size, kIndex});
   std::sort(ranges.begin(), ranges.end(), [](const Range &a, const Range &b) { return a.off < b.off; });
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].off < ranges[i - 1].off + ranges[i - 1].size)
-      return corrupt(where + "the payloads of entries " + std::to_string(ranges[i - 1].record) + " and " +
-                     std::to_string(ranges[i].record) + " overlap");
+  const auto name = [](const Range &r) {
+    return r.record == kIndex ? std::string("the index") : "entry " + std::to_string(r.record);
+  };
+  uint64_t covered = bf::kHeaderSize;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i].off < covered)
+      return corrupt(where + "the payloads of " + name(ranges[i - 1]) + " and " + name(ranges[i]) + " overlap");
+    if (ranges[i].off > covered)
+      return corrupt(where + "bytes [" + std::to_string(covered) + ", " + std::to_string(ranges[i].off) +
+                     ") lie in no entry, so no checksum covers them");
+    covered = ranges[i].off + ranges[i].size;
+  }
+  if (covered != size)
+    return corrupt(where + std::to_string(size - covered) + " bytes after offset " + std::to_string(covered) +
+                   " lie in no entry, so no checksum covers them");
   return Status::Ok();
 }
 
 StatusOr<KernelBinary> Bundle::find(const std::string &contract_key) const {
   auto it = by_key_.find(contract_key);
-  if (it == by_key_.end()) return not_found("bundle " + name_ + ": no entry for contract key " + contract_key);
+  if (it == by_key_.end())
+    return not_found("bundle " + escape_input(name_) + ": no entry for contract key " + escape_input(contract_key, 64));
   const size_t i = it->second;
   const BundleEntryInfo &e = entries_[i];
-  const std::string entry = "bundle " + name_ + ": entry " + e.key + " (" + target_name(e.target) + ")";
+  const std::string entry = "bundle " + escape_input(name_) + ": entry " + e.key + " (" + target_name(e.target) + ")";
 
   // Offsets and sizes were checked against the file at open.
   const std::span<const uint8_t> stored(bytes_.data() + e.offset, size_t(e.stored_size));

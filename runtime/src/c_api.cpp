@@ -2,11 +2,14 @@
 // no C++ exception or type crosses the boundary.
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <new>
+#include <utility>
 
 #include "gatejit/contract_json.h"
 #include "gatejit/gatejit.h"
 #include "gatejit/jit_hook.h"
+#include "input_echo.h"
 #include "runtime_core.h"
 
 struct gatejit_status_s {
@@ -27,7 +30,8 @@ gatejit_status_s g_out_of_memory{GATEJIT_INTERNAL, "out of memory"};
 gatejit_status_t make_status(const gatejit::Status &s) noexcept {
   if (s.ok()) return nullptr;
   try {
-    return new gatejit_status_s{gatejit_status_code_t(int(s.code())), s.message()};
+    // One bounded message without control bytes, whatever input it echoes.
+    return new gatejit_status_s{gatejit_status_code_t(int(s.code())), gatejit::bounded_message(s.message())};
   } catch (...) {
     return &g_out_of_memory;
   }
@@ -57,6 +61,33 @@ gatejit_status_t guarded(F &&f) {
   } catch (...) {
     return make_status(gatejit::internal_error("unexpected exception"));
   }
+}
+
+// A C caller may store any integer in an enum field, and C++ may not even
+// load one outside the enumeration's range: the fields are read here as
+// integers, through memcpy, and checked before the core sees them.
+template <typename Enum>
+gatejit::Status check_enum(const Enum &field, const char *name, std::initializer_list<int> allowed,
+                           const char *names) {
+  static_assert(sizeof(Enum) == sizeof(int), "a C enum field is int-sized");
+  int raw;  // as the C caller wrote it (a C enum is compatible with int)
+  std::memcpy(&raw, &field, sizeof raw);
+  for (int a : allowed)
+    if (raw == a) return gatejit::Status::Ok();
+  return gatejit::invalid_argument(std::string(name) + " = " + std::to_string(raw) + ": allowed values are " + names);
+}
+
+gatejit::Status check_args(const gatejit_gate_args_t &a) {
+  const std::pair<const gatejit_tensor_t *, const char *> tensors[] = {
+      {&a.hidden, "hidden.dtype"}, {&a.weight, "weight.dtype"}, {&a.attn, "attn.dtype"}, {&a.out, "out.dtype"}};
+  for (const auto &[t, name] : tensors)
+    GATEJIT_RETURN_IF_ERROR(check_enum(t->dtype, name, {GATEJIT_BF16, GATEJIT_F16, GATEJIT_F32},
+                                       "GATEJIT_BF16 (0), GATEJIT_F16 (1), GATEJIT_F32 (2)"));
+  GATEJIT_RETURN_IF_ERROR(check_enum(a.act, "act", {GATEJIT_SIGMOID, GATEJIT_SILU}, "GATEJIT_SIGMOID (0), GATEJIT_SILU (1)"));
+  GATEJIT_RETURN_IF_ERROR(check_enum(a.rounding, "rounding", {GATEJIT_ROUNDING_BOUNDARY, GATEJIT_ROUNDING_FUSED},
+                                     "GATEJIT_ROUNDING_BOUNDARY (0), GATEJIT_ROUNDING_FUSED (1)"));
+  return check_enum(a.device_kind, "device_kind", {GATEJIT_DEVICE_CUDA, GATEJIT_DEVICE_HIP},
+                    "GATEJIT_DEVICE_CUDA (1), GATEJIT_DEVICE_HIP (2)");
 }
 
 gatejit::StatusOr<gatejit::Contract> parse_contract(const char *json) {
@@ -98,13 +129,19 @@ gatejit_status_t gatejit_runtime_load_bundle(gatejit_runtime_t rt, const char *p
 gatejit_status_t gatejit_gate_epilogue(gatejit_runtime_t rt, const gatejit_gate_args_t *args) {
   if (!rt) return null_arg("runtime");
   if (!args) return null_arg("args");
-  return guarded([&] { return rt->core->launch(*args); });
+  return guarded([&]() -> gatejit::Status {
+    GATEJIT_RETURN_IF_ERROR(check_args(*args));
+    return rt->core->launch(*args);
+  });
 }
 
 gatejit_status_t gatejit_prepare(gatejit_runtime_t rt, const gatejit_gate_args_t *args) {
   if (!rt) return null_arg("runtime");
   if (!args) return null_arg("args");
-  return guarded([&] { return rt->core->prepare(*args); });
+  return guarded([&]() -> gatejit::Status {
+    GATEJIT_RETURN_IF_ERROR(check_args(*args));
+    return rt->core->prepare(*args);
+  });
 }
 
 gatejit_status_t gatejit_explain(gatejit_runtime_t rt, const gatejit_gate_args_t *args, char **out_text) {
@@ -112,6 +149,7 @@ gatejit_status_t gatejit_explain(gatejit_runtime_t rt, const gatejit_gate_args_t
   if (!args) return null_arg("args");
   if (!out_text) return null_arg("out_text");
   return guarded([&]() -> gatejit::Status {
+    GATEJIT_RETURN_IF_ERROR(check_args(*args));
     auto text = rt->core->explain(*args);
     if (!text.ok()) return text.status();
     *out_text = copy_string(*text);

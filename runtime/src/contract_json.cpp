@@ -2,6 +2,10 @@
 
 #include <set>
 
+#include "input_echo.h"
+#include "input_limits.h"
+#include "json_input.h"
+
 namespace gatejit {
 namespace {
 
@@ -9,7 +13,7 @@ Status get_int(const nlohmann::json &j, const char *key, int64_t &out) {
   if (!j.contains(key)) return Status::Ok();
   const auto &v = j.at(key);
   if (!v.is_number_integer())
-    return invalid_argument(std::string(key) + " = " + v.dump() + ": must be an integer");
+    return invalid_argument(std::string(key) + " = " + describe_json(v) + ": must be an integer");
   out = v.get<int64_t>();
   return Status::Ok();
 }
@@ -18,9 +22,20 @@ Status get_string(const nlohmann::json &j, const char *key, std::string &out, bo
   present = j.contains(key);
   if (!present) return Status::Ok();
   const auto &v = j.at(key);
-  if (!v.is_string()) return invalid_argument(std::string(key) + " = " + v.dump() + ": must be a string");
+  if (!v.is_string()) return invalid_argument(std::string(key) + " = " + describe_json(v) + ": must be a string");
   out = v.get<std::string>();
   return Status::Ok();
+}
+
+// The contract parsers echo a rejected value as given; put the escaped,
+// bounded echo in its place, so a value with control bytes or of 100 MB
+// makes a short, printable message.
+Status with_bounded_echo(const Status &s, const std::string &value) {
+  std::string m = s.message();
+  const std::string raw = "'" + value + "'";
+  if (const size_t at = m.find(raw); at != std::string::npos) m.replace(at, raw.size(), quote_input(value));
+  else m = bounded_message(m, 512);
+  return Status(s.code(), m);
 }
 
 template <typename T, typename Parse>
@@ -30,7 +45,7 @@ Status get_enum(const nlohmann::json &j, const char *key, T &out, Parse parse) {
   GATEJIT_RETURN_IF_ERROR(get_string(j, key, s, present));
   if (!present) return Status::Ok();
   auto parsed = parse(s);
-  if (!parsed.ok()) return parsed.status();
+  if (!parsed.ok()) return with_bounded_echo(parsed.status(), s);
   out = *parsed;
   return Status::Ok();
 }
@@ -41,18 +56,18 @@ StatusOr<Contract> contract_from_json(const nlohmann::json &j) {
   static const std::set<std::string> kKeys = {
       "target", "m", "m_max", "n", "k", "dtype", "dtype_hidden", "dtype_weight", "dtype_attn",
       "dtype_out", "ld_hidden", "ld_weight", "ld_attn", "ld_out", "align", "act", "rounding", "template"};
-  if (!j.is_object()) return invalid_argument("contract: expected a JSON object, got " + j.dump());
+  if (!j.is_object()) return invalid_argument("contract: expected a JSON object, got " + describe_json(j));
   for (const auto &[key, value] : j.items())
     if (!kKeys.count(key))
-      return invalid_argument("contract key '" + key +
-                              "' is unknown: allowed keys are target, m, m_max, n, k, dtype, dtype_hidden, "
+      return invalid_argument("contract key " + quote_input(key) +
+                              " is unknown: allowed keys are target, m, m_max, n, k, dtype, dtype_hidden, "
                               "dtype_weight, dtype_attn, dtype_out, ld_hidden, ld_weight, ld_attn, ld_out, "
                               "align, act, rounding, template");
   Contract c;
   GATEJIT_RETURN_IF_ERROR(get_enum(j, "target", c.target, parse_target));
   if (j.contains("m") && j.at("m").is_string()) {
     if (j.at("m").get<std::string>() != "dynamic")
-      return invalid_argument("m = " + j.at("m").dump() + ": must be an integer or \"dynamic\"");
+      return invalid_argument("m = " + describe_json(j.at("m")) + ": must be an integer or \"dynamic\"");
     c.m_dynamic = true;
     c.m = 0;
   } else {
@@ -80,9 +95,12 @@ StatusOr<Contract> contract_from_json(const nlohmann::json &j) {
 }
 
 StatusOr<Contract> contract_from_json_text(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) return invalid_argument("contract: not valid JSON");
-  return contract_from_json(j);
+  if (text.size() > limits::kContractJsonBytes)
+    return invalid_argument("contract JSON: " + std::to_string(text.size()) + " bytes is larger than the limit of " +
+                            std::to_string(limits::kContractJsonBytes) + " bytes");
+  auto j = parse_json_input(text, "contract JSON");
+  if (!j.ok()) return j.status();
+  return contract_from_json(*j);
 }
 
 nlohmann::json contract_to_json(const Contract &c) {

@@ -19,7 +19,11 @@
 #include <cstring>
 #include <ctime>
 
+#include "file_io.h"
+#include "input_echo.h"
+#include "input_limits.h"
 #include "log.h"
+#include "unique_fd.h"
 
 namespace gatejit {
 namespace {
@@ -30,41 +34,9 @@ constexpr const char *kLocksDir = "locks";
 constexpr const char *kStatsFile = "stats";
 constexpr const char *kEvictLock = "evict.lock";
 // An entry is one kernel; anything near this is damage, not a kernel.
-constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 30;
-// A temporary file this old belongs to a writer that died.
-constexpr time_t kStaleTempSeconds = 3600;
+constexpr uint64_t kMaxEntryBytes = limits::kCacheEntryBytes;
 
 std::string errno_text(int e) { return std::strerror(e); }
-
-// Closes on scope exit, so no early return leaks a descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd &&o) noexcept : fd_(o.release()) {}
-  UniqueFd &operator=(UniqueFd &&o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = o.release();
-    }
-    return *this;
-  }
-  ~UniqueFd() { reset(); }
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 bool is_cache_key(std::string_view k) {
   if (k.size() != 32) return false;
@@ -158,40 +130,6 @@ void remove_lock_file_if_idle(int dirfd, const std::string &name) {
     ::unlinkat(dirfd, name.c_str(), 0);
 }
 
-StatusOr<std::vector<uint8_t>> read_fd(int fd, uint64_t size, const std::string &path) {
-  std::vector<uint8_t> bytes(size);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error(path + ": read failed: " + errno_text(errno));
-    if (n == 0) break;  // shrank under us: the decoder reports the truncation
-    done += size_t(n);
-  }
-  bytes.resize(done);
-  return bytes;
-}
-
-// A directory stream on a fresh descriptor of `dirfd`/`name` (its own read
-// position), or null; never leaks the descriptor.
-DIR *open_dir_stream(int dirfd, const char *name, int extra_flags = 0) {
-  const int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | extra_flags);
-  if (fd < 0) return nullptr;
-  DIR *d = ::fdopendir(fd);
-  if (!d) ::close(fd);
-  return d;
-}
-
-std::string temp_suffix() {
-  static std::atomic<uint64_t> counter{0};
-  struct timespec ts;
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, ".tmp.%d.%" PRIu64 ".%lx", int(::getpid()), counter++,
-                (unsigned long)(ts.tv_nsec ^ (ts.tv_sec << 20)));
-  return buf;
-}
-
 // The persistent counters, in file order.
 struct CounterField {
   const char *name;
@@ -252,8 +190,8 @@ std::string human_bytes(uint64_t b) {
 
 StatusOr<uint64_t> parse_byte_count(const char *var, const std::string &v) {
   const auto bad = [&] {
-    return invalid_argument(std::string(var) + "='" + v +
-                            "': expected a byte count such as 1073741824, 512M or 2G (0 = no limit)");
+    return invalid_argument(std::string(var) + "=" + quote_input(v) +
+                            ": expected a byte count such as 1073741824, 512M or 2G (0 = no limit)");
   };
   size_t i = 0;
   uint64_t n = 0;
@@ -313,7 +251,7 @@ StatusOr<DiskCacheOptions> options_from_env() {
     else if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off")
       o.read_only = false;
     else
-      return invalid_argument("GATEJIT_CACHE_READONLY='" + v + "': expected 1 or 0");
+      return invalid_argument("GATEJIT_CACHE_READONLY=" + quote_input(v) + ": expected 1 or 0");
   }
   if (const char *mb = std::getenv("GATEJIT_CACHE_MAX_BYTES"); mb && *mb) {
     auto n = parse_byte_count("GATEJIT_CACHE_MAX_BYTES", mb);
@@ -328,7 +266,7 @@ std::string format_stats(const CacheStats &s) {
   char rate[32] = "";
   if (lookups) std::snprintf(rate, sizeof rate, " (%.1f%% of lookups)", 100.0 * double(s.hits) / double(lookups));
   std::string out;
-  out += "cache directory  " + s.dir + "\n";
+  out += "cache directory  " + escape_input(s.dir) + "\n";
   out += "entries          " + std::to_string(s.entries) + ", " + human_bytes(s.bytes) + " (limit " +
          (s.max_bytes ? human_bytes(s.max_bytes) : std::string("none")) + ")\n";
   out += "hits             " + std::to_string(s.hits) + rate + "\n";
@@ -368,16 +306,20 @@ StatusOr<std::unique_ptr<DiskCache>> DiskCache::open(DiskCacheOptions options) {
     return invalid_argument("no kernel cache directory: set GATEJIT_CACHE_DIR, XDG_CACHE_HOME or HOME");
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
   const std::string &dir = options.dir;
-  if (!options.read_only) GATEJIT_RETURN_IF_ERROR(make_dirs(dir));
+  if (dir.size() > limits::kEnvValueBytes)
+    return invalid_argument("kernel cache directory " + escape_input(dir, 64) + ": longer than " +
+                            std::to_string(limits::kEnvValueBytes) + " bytes");
+  const bool create = !options.read_only && options.create;
+  if (create) GATEJIT_RETURN_IF_ERROR(make_dirs(dir));
   // The root may be a symlink (e.g. ~/.cache on another disk); what it
   // resolves to is checked. Below it nothing is followed.
   UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) {
     const int e = errno;
     if (e == ENOENT)
-      return not_found(dir + ": the kernel cache directory does not exist" +
+      return not_found(escape_input(dir) + ": the kernel cache directory does not exist" +
                        std::string(options.read_only ? " (a read-only cache is never created)" : ""));
-    return io_error(dir + ": cannot open the kernel cache directory: " + errno_text(e));
+    return io_error(escape_input(dir) + ": cannot open the kernel cache directory: " + errno_text(e));
   }
   struct stat st;
   if (::fstat(root.get(), &st) != 0) return io_error(dir + ": fstat failed: " + errno_text(errno));
@@ -385,14 +327,14 @@ StatusOr<std::unique_ptr<DiskCache>> DiskCache::open(DiskCacheOptions options) {
 
   std::unique_ptr<DiskCache> cache(new DiskCache(std::move(options), root.release()));
   const std::string v1_path = cache->options_.dir + "/" + kLayout;
-  auto v1 = open_private_dir(cache->root_fd_, kLayout, v1_path, !cache->options_.read_only);
+  auto v1 = open_private_dir(cache->root_fd_, kLayout, v1_path, create);
   if (v1.ok()) {
-    if (!cache->options_.read_only) {
+    if (create) {
       auto locks = open_private_dir(v1->get(), kLocksDir, v1_path + "/" + kLocksDir, true);
       if (!locks.ok()) return locks.status();
     }
     cache->v1_fd_ = v1->release();
-  } else if (!(cache->options_.read_only && v1.status().code() == StatusCode::kNotFound)) {
+  } else if (create || v1.status().code() != StatusCode::kNotFound) {
     return v1.status();
   }
   return cache;
@@ -444,7 +386,7 @@ StatusOr<KernelBinary> DiskCache::lookup(const std::string &key, const std::stri
   if (uint64_t(st.st_size) > kMaxEntryBytes) {
     problem = std::to_string(st.st_size) + " bytes is larger than any kernel entry";
   } else {
-    auto bytes = read_fd(fd.get(), uint64_t(st.st_size), path);
+    auto bytes = read_bounded(fd.get(), kMaxEntryBytes, path);
     if (!bytes.ok()) return bytes.status();
     kb = decode_kernel_binary(*bytes);
     if (!kb.ok()) {
@@ -506,34 +448,13 @@ Status DiskCache::write_entry(const std::string &key, const KernelBinary &kb, Ca
   auto shard = open_private_dir(v1, shard_name, options_.dir + "/" + kLayout + "/" + shard_name, true);
   if (!shard.ok()) return shard.status();
 
-  // Write a private temporary file, flush it, rename it over the entry:
-  // readers see the old entry or the new one, never a partial one.
-  const std::string name = key + kEntrySuffix;
-  std::string tmp;
-  UniqueFd fd;
-  for (int attempt = 0; attempt < 8 && !fd.valid(); ++attempt) {
-    tmp = name + temp_suffix();
-    fd = UniqueFd(::openat(shard->get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd.valid() && errno != EEXIST) break;
-  }
-  if (!fd.valid()) return io_error(path + ": cannot create a temporary file: " + errno_text(errno));
-  const auto fail = [&](const std::string &what, int e) {
-    fd.reset();
-    ::unlinkat(shard->get(), tmp.c_str(), 0);
-    return io_error(path + ": " + what + ": " + errno_text(e));
-  };
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("write failed", n < 0 ? errno : ENOSPC);
-    done += size_t(n);
-  }
-  // fsync before rename: after a crash the entry is whole or absent, not empty.
-  if (::fsync(fd.get()) != 0) return fail("flush failed", errno);
-  if (::close(fd.release()) != 0) return fail("close failed", errno);
-  if (::renameat(shard->get(), tmp.c_str(), shard->get(), name.c_str()) != 0)
-    return fail("cannot rename into place", errno);
+  // A private temporary file, flushed, renamed over the entry: readers see
+  // the old entry or the new one, never a partial one. Its lock tells
+  // `clear` and `verify` that a writer is alive.
+  auto tmp = TempFile::create(shard->get(), key + kEntrySuffix, 0600, path);
+  if (!tmp.ok()) return tmp.status();
+  GATEJIT_RETURN_IF_ERROR(tmp->write_all(bytes));
+  GATEJIT_RETURN_IF_ERROR(tmp->commit());
   ++delta.writes;
   return Status::Ok();
 }
@@ -586,7 +507,6 @@ std::vector<DiskCache::Scanned> DiskCache::scan() const {
 }
 
 void DiskCache::evict(const std::string &keep_key, CacheStats &delta) {
-  if (options_.max_bytes == 0) return;
   const int v1 = v1_fd();
   if (v1 < 0) return;
   auto locks = open_private_dir(v1, kLocksDir, options_.dir + "/" + kLayout + "/" + kLocksDir, true);
@@ -595,8 +515,19 @@ void DiskCache::evict(const std::string &keep_key, CacheStats &delta) {
   StatusOr<UniqueFd> evict_lock = locks.ok() ? lock_file(locks->get(), kEvictLock, kEvictLock)
                                              : StatusOr<UniqueFd>(locks.status());
   std::vector<Scanned> entries = scan();
-  std::erase_if(entries, [](const Scanned &s) { return s.key.empty(); });
+  // Temporary files of killed writers go now; those of live writers are
+  // about to be entries, so they count toward the cap.
   uint64_t total = 0;
+  std::erase_if(entries, [&](const Scanned &s) {
+    if (!s.key.empty()) return false;
+    if (remove_if_abandoned(v1, s.rel_path))
+      log::debug("kernel cache: removed " + options_.dir + "/" + kLayout + "/" + s.rel_path +
+                 ", the temporary file of a writer that died");
+    else
+      total += s.size;
+    return true;
+  });
+  if (options_.max_bytes == 0) return;
   for (const auto &e : entries) total += e.size;
   if (total <= options_.max_bytes) return;
   std::sort(entries.begin(), entries.end(), [](const Scanned &a, const Scanned &b) {
@@ -617,8 +548,10 @@ void DiskCache::evict(const std::string &keep_key, CacheStats &delta) {
 
 StatusOr<KernelBinary> DiskCache::get_or_compile(const std::string &key, const std::string &contract_key,
                                                  const std::string &toolchain,
-                                                 const std::function<StatusOr<KernelBinary>()> &compile, bool *hit) {
+                                                 const std::function<StatusOr<KernelBinary>()> &compile, bool *hit,
+                                                 Status *stored) {
   if (hit) *hit = false;
+  if (stored) *stored = Status(StatusCode::kNotFound, "not compiled");
   if (!is_cache_key(key)) return invalid_argument("cache key '" + key + "' is not 32 lowercase hex digits");
   CacheStats delta;
   const auto finish_hit = [&](StatusOr<KernelBinary> kb) {
@@ -662,6 +595,7 @@ StatusOr<KernelBinary> DiskCache::get_or_compile(const std::string &key, const s
     else
       log::warn_once("kernel cache: cannot store a compiled kernel (" + s.message() +
                      "); using it without caching");
+    if (stored) *stored = s;
   }
   record(delta);
   return kb;
@@ -678,7 +612,7 @@ void DiskCache::record(const CacheStats &delta) {
   if (v1 < 0) return;
   // Read-modify-write under flock, as ccache does; lost updates are impossible
   // and a crash mid-write only garbles advisory numbers.
-  UniqueFd fd(::openat(v1, kStatsFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  UniqueFd fd(::openat(v1, kStatsFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
   struct stat st;
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
     log::debug("kernel cache: cannot update " + options_.dir + "/" + kLayout + "/" + kStatsFile);
@@ -686,7 +620,7 @@ void DiskCache::record(const CacheStats &delta) {
   }
   while (::flock(fd.get(), LOCK_EX) != 0)
     if (errno != EINTR) return;
-  auto text = read_fd(fd.get(), std::min<uint64_t>(uint64_t(st.st_size), 4096), "stats");
+  auto text = read_bounded(fd.get(), 4096, "stats");
   CacheStats c;
   if (text.ok()) parse_counters(std::string(text->begin(), text->end()), c);
   for (const auto &f : kCounters) c.*f.field += delta.*f.field;
@@ -704,7 +638,7 @@ CacheStats DiskCache::read_counters() const {
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return c;
   while (::flock(fd.get(), LOCK_SH) != 0)
     if (errno != EINTR) return c;
-  auto text = read_fd(fd.get(), std::min<uint64_t>(uint64_t(st.st_size), 4096), "stats");
+  auto text = read_bounded(fd.get(), 4096, "stats");
   if (text.ok()) parse_counters(std::string(text->begin(), text->end()), c);
   return c;
 }
@@ -725,81 +659,99 @@ CacheStats DiskCache::stats() const {
   return s;
 }
 
+bool DiskCache::check_entry(const Scanned &e, CacheEntryInfo &info, struct stat &st) const {
+  info.key = e.key;
+  info.path = options_.dir + "/" + kLayout + "/" + e.rel_path;
+  info.size_bytes = e.size;
+  info.last_use = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(e.mtime.tv_sec) +
+                                                                     std::chrono::nanoseconds(e.mtime.tv_nsec)));
+  st = {};
+  auto fd = open_regular_file(v1_fd(), e.rel_path, info.path, /*no_follow=*/true, &st);
+  if (!fd.ok()) {
+    // Removed (by `clear`, eviction or a rebuild) since the scan: not a problem.
+    if (fd.status().code() == StatusCode::kNotFound) return false;
+    info.problem = fd.status().message();
+    return true;
+  }
+  if (Status s = check_owned_private(st, info.path, "cache entry"); !s.ok()) {
+    info.problem = s.message();
+  } else if (auto bytes = read_bounded(fd->get(), kMaxEntryBytes, info.path); !bytes.ok()) {
+    info.problem = bytes.status().message();
+  } else if (auto kb = decode_kernel_binary(*bytes); !kb.ok()) {
+    info.problem = kb.status().message();
+  } else if (cache_key(kb->key, kb->toolchain) != e.key) {
+    info.problem = "stale entry: its contract key and toolchain do not hash to its file name";
+  } else {
+    info.contract_key = kb->key;
+    info.contract_text = kb->contract_text;
+    info.target = target_name(kb->target);
+    info.toolchain = kb->toolchain;
+  }
+  return true;
+}
+
 StatusOr<std::vector<CacheEntryInfo>> DiskCache::list() const {
   std::vector<CacheEntryInfo> out;
-  const int v1 = v1_fd();
   for (const auto &e : scan()) {
     if (e.key.empty()) continue;
     CacheEntryInfo info;
-    info.key = e.key;
-    info.path = options_.dir + "/" + kLayout + "/" + e.rel_path;
-    info.size_bytes = e.size;
-    info.last_use = std::chrono::system_clock::time_point(
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(e.mtime.tv_sec) +
-                                                                       std::chrono::nanoseconds(e.mtime.tv_nsec)));
-    UniqueFd fd(::openat(v1, e.rel_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat st;
-    if (!fd.valid()) {
-      info.problem = std::string("cannot open: ") + errno_text(errno);
-    } else if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      info.problem = "not a regular file";
-    } else if (Status s = check_owned_private(st, info.path, "cache entry"); !s.ok()) {
-      info.problem = s.message();
-    } else if (uint64_t(st.st_size) > kMaxEntryBytes) {
-      info.problem = "larger than any kernel entry";
-    } else if (auto bytes = read_fd(fd.get(), uint64_t(st.st_size), info.path); !bytes.ok()) {
-      info.problem = bytes.status().message();
-    } else if (auto kb = decode_kernel_binary(*bytes); !kb.ok()) {
-      info.problem = kb.status().message();
-    } else if (cache_key(kb->key, kb->toolchain) != e.key) {
-      info.problem = "stale entry: its contract key and toolchain do not hash to its file name";
-    } else {
-      info.contract_key = kb->key;
-      info.contract_text = kb->contract_text;
-      info.target = target_name(kb->target);
-      info.toolchain = kb->toolchain;
-    }
-    out.push_back(std::move(info));
+    if (check_entry(e, info, st)) out.push_back(std::move(info));
   }
   std::sort(out.begin(), out.end(), [](const CacheEntryInfo &a, const CacheEntryInfo &b) { return a.key < b.key; });
   return out;
 }
 
+int VerifyReport::exit_code() const {
+  if (unrepaired) return 2;
+  return problems.empty() ? 0 : 1;
+}
+
 StatusOr<VerifyReport> DiskCache::verify() {
   VerifyReport report;
-  auto entries = list();
-  if (!entries.ok()) return entries.status();
   const int v1 = v1_fd();
   CacheStats delta;
-  for (const auto &e : *entries) {
+  std::vector<Scanned> scanned = scan();
+  std::sort(scanned.begin(), scanned.end(), [](const Scanned &a, const Scanned &b) { return a.name < b.name; });
+  for (const auto &e : scanned) {
+    if (e.key.empty()) {
+      // A temporary file: a live writer's is left alone, a dead one's goes.
+      if (!options_.read_only && remove_if_abandoned(v1, e.rel_path)) ++report.temp_removed;
+      continue;
+    }
+    CacheEntryInfo info;
+    struct stat st;
+    if (!check_entry(e, info, st)) continue;  // gone since the scan
     ++report.checked;
-    if (e.problem.empty()) {
+    if (info.problem.empty()) {
       ++report.ok;
       continue;
     }
-    std::string line = e.path + ": " + e.problem;
-    if (!options_.read_only) {
-      const std::string rel = e.key.substr(0, 2) + "/" + e.key + kEntrySuffix;
-      if (::unlinkat(v1, rel.c_str(), 0) == 0) {
+    std::string line = info.path + ": " + info.problem;
+    if (options_.read_only) {
+      line += " (read-only cache: not removed)";
+      ++report.unrepaired;
+    } else {
+      // Remove only the file that was read: a writer may have renamed a good
+      // one in since, and someone else may have removed it already.
+      struct stat now;
+      const bool present = ::fstatat(v1, e.rel_path.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0;
+      if (!present && errno == ENOENT) {
+        line += " (already removed)";
+        ++report.removed;
+      } else if (present && st.st_ino != 0 && (now.st_ino != st.st_ino || now.st_dev != st.st_dev)) {
+        line += " (replaced by a writer since; left in place)";
+      } else if (::unlinkat(v1, e.rel_path.c_str(), 0) == 0 || errno == ENOENT) {
         ++report.removed;
         ++delta.corrupt_removed;
         line += " (removed)";
       } else {
         line += " (cannot remove: " + errno_text(errno) + ")";
+        ++report.unrepaired;
       }
     }
     report.problems.push_back(std::move(line));
-  }
-  if (!options_.read_only) {
-    const time_t now = ::time(nullptr);
-    for (const auto &s : scan()) {
-      if (!s.key.empty() || now - s.mtime.tv_sec < kStaleTempSeconds) continue;
-      if (::unlinkat(v1, s.rel_path.c_str(), 0) == 0) {
-        ++report.removed;
-        report.problems.push_back(options_.dir + "/" + kLayout + "/" + s.rel_path +
-                                  ": temporary file of a writer that died (removed)");
-      }
-    }
   }
   record(delta);
   return report;
@@ -813,6 +765,12 @@ Status DiskCache::clear() {
   if (v1 < 0) return Status::Ok();
   std::string first_error;
   for (const auto &s : scan()) {
+    // A live writer's temporary file is about to become an entry: removing
+    // it would only make that writer fail to store.
+    if (s.key.empty()) {
+      remove_if_abandoned(v1, s.rel_path);
+      continue;
+    }
     if (::unlinkat(v1, s.rel_path.c_str(), 0) != 0 && errno != ENOENT && first_error.empty())
       first_error = options_.dir + "/" + kLayout + "/" + s.rel_path + ": cannot remove: " + errno_text(errno);
   }

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "gatejit/kernel_binary.h"
 #include "gatejit/status.h"
 
@@ -28,6 +30,10 @@ struct DiskCacheOptions {
   std::string dir;                          // the cache root (v1/ lives below it)
   bool read_only = false;                   // load only: never compile, write, touch or remove
   uint64_t max_bytes = uint64_t(1) << 30;   // size cap over all entries; 0 = no cap
+  // Create the directory when it is missing. The maintenance commands
+  // (`gatejit cache stats|list|verify|clear`) pass false: looking at a cache
+  // must not make one.
+  bool create = true;
 };
 
 // DiskCacheOptions from the environment:
@@ -77,8 +83,15 @@ struct CacheEntryInfo {
 struct VerifyReport {
   uint64_t checked = 0;
   uint64_t ok = 0;
-  uint64_t removed = 0;                // bad entries and stale temporary files removed
-  std::vector<std::string> problems;  // one line per bad entry: "<path>: <reason>"
+  uint64_t removed = 0;               // bad entries removed (or found already gone)
+  uint64_t unrepaired = 0;            // bad entries left in place (read-only cache, unlink failed)
+  uint64_t temp_removed = 0;          // temporary files of killed writers removed (routine, not a problem)
+  std::vector<std::string> problems;  // one line per bad entry: "<path>: <reason> (<what was done>)"
+  // `gatejit cache verify`'s exit status: 0 every entry good, 1 bad entries
+  // found and all removed, 2 a bad entry could not be removed. Entries that
+  // vanish while verify runs (a concurrent clear or eviction) are skipped,
+  // not reported.
+  int exit_code() const;
 };
 
 // Thread-safe and multi-process-safe. Every method returns a Status naming the
@@ -112,7 +125,8 @@ class DiskCache {
                              const std::string &toolchain);
 
   // Writes the entry atomically (temporary file + rename, mode 0600), then
-  // evicts least-recently-used entries until the total is <= max_bytes.
+  // removes the temporary files of killed writers and evicts least-recently-
+  // used entries until entries plus live temporary files are <= max_bytes.
   // `cache_key` must equal cache_key(kb.key, kb.toolchain). Fails (never
   // crashes) when read-only, the disk is full or the directory unwritable.
   Status put(const std::string &cache_key, const KernelBinary &kb);
@@ -121,11 +135,13 @@ class DiskCache {
   // `compile`, put() and unlock. Concurrent callers on one key all succeed and
   // only one compiles. If the entry cannot be written the compiled binary is
   // still returned (with one warning). Read-only: a miss is kNotFound and
-  // `compile` is not run. *hit (optional) says whether the result came from disk.
+  // `compile` is not run. *hit (optional) says whether the result came from
+  // disk; *stored (optional), after a compile, is Ok when the entry was
+  // written and otherwise says why it was not (kNotFound when no compile ran).
   StatusOr<KernelBinary> get_or_compile(const std::string &cache_key, const std::string &contract_key,
                                         const std::string &toolchain,
                                         const std::function<StatusOr<KernelBinary>()> &compile,
-                                        bool *hit = nullptr);
+                                        bool *hit = nullptr, Status *stored = nullptr);
 
   // Persistent counters (plus this process's, when read-only) and the current
   // entry count and size.
@@ -135,10 +151,13 @@ class DiskCache {
   StatusOr<std::vector<CacheEntryInfo>> list() const;
 
   // Decodes every entry; reports bad ones and, unless read-only, removes them
-  // and temporary files left by crashed writers more than an hour ago.
+  // (only the very file that was read) and the temporary files of killed
+  // writers. A live writer's temporary file (locked) is left alone.
   StatusOr<VerifyReport> verify();
 
-  // Removes every entry (counters are kept). kPermissionDenied when read-only.
+  // Removes every entry (counters are kept) and the temporary files of killed
+  // writers; a live writer's temporary file is left to become its entry.
+  // kPermissionDenied when read-only.
   Status clear();
 
  private:
@@ -150,6 +169,9 @@ class DiskCache {
   Status write_entry(const std::string &cache_key, const KernelBinary &kb, CacheStats &delta);
   void evict(const std::string &keep_key, CacheStats &delta);
   std::vector<Scanned> scan() const;
+  // Fills `info` for a scanned entry (`st`: what was opened); false when it
+  // has vanished since the scan.
+  bool check_entry(const Scanned &e, CacheEntryInfo &info, struct stat &st) const;
   Status ensure_v1();
   int v1_fd() const;
   void record(const CacheStats &delta);

@@ -4,6 +4,7 @@
 
 #include "cache_toolchain.h"
 #include "gatejit/template_choice.h"
+#include "input_echo.h"
 #include "log.h"
 
 namespace gatejit {
@@ -101,15 +102,18 @@ DiskCache *Resolver::cache() {
 
 StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, const std::string &what) {
   const std::string key = contract_key(candidate);
+  std::string damaged;  // bundle entries passed over, for the miss message
   {
     std::shared_lock lock(mu_);
     for (const auto &bundle : bundles_) {
       if (!bundle->contains(key)) continue;
-      const std::string where = what + " from bundle " + basename_of(bundle->path());
-      if (mode == Mode::kExplain) return Resolution{{}, where};
+      const std::string where = what + " from bundle " + escape_input(basename_of(bundle->path()));
+      // Checked even to explain: an entry that fails its checksum or does
+      // not decode is never named as the one that would serve.
       auto kb = bundle->find(key);
-      if (kb.ok()) return Resolution{std::move(*kb), where};
-      log::warn_once("bundle " + bundle->path() + ": " + kb.status().message());
+      if (kb.ok()) return Resolution{mode == Mode::kExplain ? KernelBinary{} : std::move(*kb), where};
+      log::warn_once(kb.status().message());
+      damaged += "; passed over a damaged entry: " + kb.status().message();
     }
   }
   std::string fingerprint;
@@ -132,7 +136,8 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
       if (kb.status().code() != StatusCode::kNotFound) log::warn_once("disk cache: " + kb.status().message());
     }
   }
-  return not_found(what + ": not in " + std::to_string(bundle_count()) + " bundle(s) or the disk cache" + unread);
+  return not_found(what + ": not in " + std::to_string(bundle_count()) + " bundle(s) or the disk cache" + damaged +
+                   unread);
 }
 
 StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const std::string &what) {
@@ -153,12 +158,16 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const s
     return Resolution{std::move(*kb), what + " compiled by the JIT (not cached)"};
   }
   bool hit = false;
+  Status stored;
   auto kb = dc->get_or_compile(cache_key(key, hook.fingerprint), key, hook.fingerprint,
-                               [&] { return hook.compile(candidate); }, &hit);
+                               [&] { return hook.compile(candidate); }, &hit, &stored);
   if (!kb.ok()) return kb.status();
-  if (Status s = record_toolchain(*dc, hook.fingerprint); !s.ok()) log::warn_once("disk cache: " + s.message());
-  return Resolution{std::move(*kb), what + (hit ? " from the disk cache (compiled by another process)"
-                                                 : " compiled by the JIT")};
+  // Recorded once the entry is on disk, so a runtime without the compiler can find it.
+  if (hit || stored.ok())
+    if (Status s = record_toolchain(*dc, hook.fingerprint); !s.ok()) log::warn_once("disk cache: " + s.message());
+  if (hit) return Resolution{std::move(*kb), what + " from the disk cache (compiled by another process)"};
+  return Resolution{std::move(*kb), what + " compiled by the JIT" +
+                                        (stored.ok() ? "" : " (not stored in the disk cache: " + stored.message() + ")")};
 }
 
 StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {

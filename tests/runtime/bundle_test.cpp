@@ -543,6 +543,52 @@ TEST(BundleFormatTest, UnknownEntryFlagsAreUnsupported) {
   EXPECT_NE(got.status().message().find("0x20"), std::string::npos) << got.status().message();
 }
 
+// ---------------------------------------- issue 19, point 8: coverage and ids
+
+// Every byte after the header lies in the index or one payload: nothing
+// trailing, no gap, so every byte is under a checksum.
+TEST(BundleFormatTest, RejectsTrailingBytes) {
+  for (size_t extra : {1, 7, 4096}) {
+    auto b = serialize(small_kernels());
+    b.insert(b.end(), extra, 0x5a);
+    expect_corrupt_at_open(b, "lie in no entry, so no checksum covers them");
+  }
+}
+
+TEST(BundleFormatTest, RejectsAGapBetweenPayloads) {
+  auto b = serialize(small_kernels());
+  // Move the last payload 16 bytes on, leaving bytes no checksum covers.
+  const size_t rec = record(1) + bf::kRecordPayloadOffset;
+  const uint64_t off = get64(b, rec), size = get64(b, record(1) + bf::kRecordStoredSizeOffset);
+  ASSERT_EQ(off + size, b.size());
+  std::vector<uint8_t> payload(b.begin() + off, b.end());
+  b.resize(off);
+  b.insert(b.end(), 16, 0);
+  b.insert(b.end(), payload.begin(), payload.end());
+  set64(b, rec, off + 16);
+  reseal(b);
+  expect_corrupt_at_open(b, "bytes [" + std::to_string(off) + ", " + std::to_string(off + 16) + ") lie in no entry");
+}
+
+TEST(BundleFormatTest, RejectsATargetIdWithoutTerminator) {
+  auto b = serialize(small_kernels());
+  std::memset(b.data() + record(0) + bf::kRecordTargetIdOffset, 'x', bf::kTargetIdSize);
+  reseal(b);
+  expect_corrupt_at_open(b, "fills all 56 bytes without a NUL terminator");
+}
+
+TEST(BundleFormatTest, RejectsATargetIdThatDisagreesWithTheTargetCode) {
+  auto b = serialize(small_kernels());
+  // Record 0 is the gfx950 kernel; give it gfx942's id.
+  const std::string other = bundle_target_id(Target::kGfx942);
+  uint8_t *id = b.data() + record(0) + bf::kRecordTargetIdOffset;
+  std::memset(id, 0, bf::kTargetIdSize);
+  std::memcpy(id, other.data(), other.size());
+  reseal(b);
+  expect_corrupt_at_open(b, "target id '" + other + "' does not match target code 1 ('" +
+                                bundle_target_id(Target::kGfx950) + "')");
+}
+
 }  // namespace
 }  // namespace gatejit
 

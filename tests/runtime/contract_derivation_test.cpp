@@ -76,8 +76,8 @@ TEST(ContractDerivation, ShapeMismatchesNameTheField) {
       {[](gatejit_gate_args_t &a) { a.hidden.data = nullptr; }, "hidden.data is NULL"},
       {[](gatejit_gate_args_t &a) { a.weight.ld = 7000; }, "weight.ld = 7000"},
       {[](gatejit_gate_args_t &a) { a.weight.dtype = GATEJIT_F16; }, "mixed dtypes"},
-      {[](gatejit_gate_args_t &a) { a.act = gatejit_activation_t(7); }, "act = 7"},
-      {[](gatejit_gate_args_t &a) { a.hidden.dtype = gatejit_dtype_t(9); }, "hidden.dtype = 9"},
+      // Enum fields out of range are refused at the C API, before C++ loads
+      // them as enums (c_api_hostile_test.cpp: EnumFieldsOutOfRangeAreNamed).
   };
   for (const Case &c : cases) {
     gatejit_gate_args_t a = seed_args();

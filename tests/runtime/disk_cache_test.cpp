@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "file_io.h"
 #include "gatejit/kernel_binary.h"
 
 namespace gatejit {
@@ -824,8 +825,10 @@ TEST_F(DiskCacheTest, ListVerifyAndClear) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->checked, 2u);
   EXPECT_EQ(report->ok, 1u);
-  EXPECT_EQ(report->removed, 2u);  // the bad entry and the orphan
-  ASSERT_EQ(report->problems.size(), 2u);
+  EXPECT_EQ(report->removed, 1u);       // the bad entry
+  EXPECT_EQ(report->temp_removed, 1u);  // the orphan: routine cleaning, not a problem
+  EXPECT_EQ(report->exit_code(), 1);
+  ASSERT_EQ(report->problems.size(), 1u);
   EXPECT_NE(report->problems[0].find(bad_path), std::string::npos) << report->problems[0];
   EXPECT_FALSE(exists(bad_path));
   EXPECT_FALSE(exists(orphan));
@@ -891,6 +894,132 @@ TEST(DiskCacheEnv, OptionsFromEnv) {
   max.unset();
   ro.set("maybe");
   EXPECT_FALSE(options_from_env().ok());
+}
+
+// ---- issue 19, point 7: maintenance beside live writers ----------------------------------------
+
+// A temporary file as a live writer holds it (locked), and one a killed
+// writer left (unlocked); both older than the grace period.
+struct TempFiles {
+  std::optional<TempFile> live;
+  std::string live_path, dead_path;
+};
+
+TempFiles make_temp_files(DiskCache &cache, const std::string &key, size_t dead_bytes = 3) {
+  TempFiles t;
+  const std::string entry = cache.entry_path(key);
+  const std::string shard = entry.substr(0, entry.rfind('/'));
+  ::mkdir(shard.c_str(), 0700);
+  const int shard_fd = ::open(shard.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // kept for the test's life
+  auto live = TempFile::create(shard_fd, key + ".gjk", 0600, entry);
+  EXPECT_TRUE(live.ok()) << live.status().message();
+  t.live_path = shard + "/" + live->name();
+  t.live.emplace(std::move(*live));
+  set_mtime(t.live_path, ::time(nullptr) - 2 * kTempGraceSeconds);
+  t.dead_path = entry + ".tmp.999999.1.abc";
+  write_all(t.dead_path, std::vector<uint8_t>(dead_bytes, 1));
+  set_mtime(t.dead_path, ::time(nullptr) - 2 * kTempGraceSeconds);
+  return t;
+}
+
+TEST_F(DiskCacheTest, ClearAndVerifyLeaveALiveWritersTemporaryFile) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  const std::string key = put(*cache, 1);
+  TempFiles t = make_temp_files(*cache, cache_key(contract_key_for(2), "tc-1"));
+
+  auto report = cache->verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(exists(t.live_path)) << "verify removed a live writer's temporary file";
+  EXPECT_FALSE(exists(t.dead_path));
+  EXPECT_EQ(report->temp_removed, 1u);
+  EXPECT_EQ(report->exit_code(), 0);  // cleaning a dead writer's file is routine
+
+  write_all(t.dead_path, {1, 2, 3});
+  set_mtime(t.dead_path, ::time(nullptr) - 2 * kTempGraceSeconds);
+  ASSERT_TRUE(cache->clear().ok());
+  EXPECT_TRUE(exists(t.live_path)) << "clear removed a live writer's temporary file";
+  EXPECT_FALSE(exists(t.dead_path));
+  EXPECT_FALSE(exists(cache->entry_path(key)));
+  // The writer finishes: its entry lands.
+  ASSERT_TRUE(t.live->commit().ok());
+  EXPECT_TRUE(exists(cache->entry_path(cache_key(contract_key_for(2), "tc-1"))));
+}
+
+TEST_F(DiskCacheTest, VerifyExitCodes) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  put(*cache, 1);
+  const std::string bad = put(*cache, 2);
+  auto clean = cache->verify();
+  ASSERT_TRUE(clean.ok());
+  EXPECT_EQ(clean->exit_code(), 0);
+
+  ASSERT_EQ(::truncate(cache->entry_path(bad).c_str(), 10), 0);
+  auto ro = open_cache(/*read_only=*/true);
+  ASSERT_TRUE(ro);
+  auto unrepaired = ro->verify();
+  ASSERT_TRUE(unrepaired.ok());
+  EXPECT_EQ(unrepaired->exit_code(), 2);  // read-only: found, not removed
+  EXPECT_EQ(unrepaired->unrepaired, 1u);
+  EXPECT_TRUE(exists(cache->entry_path(bad)));
+
+  auto repaired = cache->verify();
+  ASSERT_TRUE(repaired.ok());
+  EXPECT_EQ(repaired->exit_code(), 1);
+  EXPECT_FALSE(exists(cache->entry_path(bad)));
+  auto again = cache->verify();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->exit_code(), 0);
+}
+
+TEST_F(DiskCacheTest, TemporaryFilesCountTowardTheCapAndDeadOnesGoOnTheNextWrite) {
+  const size_t entry_bytes = encode_kernel_binary(make_binary(contract_key_for(1), "tc-1")).size();
+  // Room for three entries.
+  auto cache = open_cache(false, 3 * entry_bytes + entry_bytes / 2);
+  ASSERT_TRUE(cache);
+  put(*cache, 1);
+  put(*cache, 2);
+  // A live writer's file about to become an entry, and a big dead one.
+  TempFiles t = make_temp_files(*cache, cache_key(contract_key_for(9), "tc-1"), 10 * entry_bytes);
+  ASSERT_TRUE(t.live->write_all(encode_kernel_binary(make_binary(contract_key_for(9), "tc-1"))).ok());
+  put(*cache, 3);
+  EXPECT_FALSE(exists(t.dead_path)) << "the next writer leaves a dead writer's file behind";
+  EXPECT_TRUE(exists(t.live_path));
+  // Entries 1..3 plus the live file are over the cap: the oldest entry went.
+  EXPECT_EQ(cache->stats().entries, 2u);
+  EXPECT_EQ(cache->stats().evictions, 1u);
+}
+
+TEST_F(DiskCacheTest, GetOrCompileSaysWhetherItStored) {
+  auto cache = open_cache(false, 64);  // smaller than any entry
+  ASSERT_TRUE(cache);
+  const KernelBinary kb = make_binary(contract_key_for(1), "tc-1");
+  bool hit = true;
+  Status stored;
+  auto got = cache->get_or_compile(cache_key(kb.key, kb.toolchain), kb.key, kb.toolchain,
+                                   [&]() -> StatusOr<KernelBinary> { return kb; }, &hit, &stored);
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(hit);
+  EXPECT_FALSE(stored.ok());
+  EXPECT_NE(stored.message().find("more than the cache limit of 64 bytes"), std::string::npos) << stored.message();
+
+  auto roomy = open_cache();
+  ASSERT_TRUE(roomy);
+  got = roomy->get_or_compile(cache_key(kb.key, kb.toolchain), kb.key, kb.toolchain,
+                              [&]() -> StatusOr<KernelBinary> { return kb; }, &hit, &stored);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(stored.ok()) << stored.message();
+}
+
+TEST_F(DiskCacheTest, OpeningWithoutCreateLeavesAMissingDirectoryMissing) {
+  DiskCacheOptions o = options();
+  o.dir = root_ + "/not/there";
+  o.create = false;
+  auto c = DiskCache::open(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(exists(root_ + "/not"));
 }
 
 }  // namespace

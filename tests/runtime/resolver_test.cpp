@@ -257,3 +257,48 @@ TEST_F(ResolverTest, SlowCompileDoesNotBlockOtherContracts) {
 
 }  // namespace
 }  // namespace gatejit
+
+namespace gatejit {
+namespace {
+
+// Issue 19, point 8: explain checks an entry (checksum, decode) before
+// naming it; a damaged entry is passed over by explain and resolve alike.
+TEST_F(ResolverTest, ExplainNeverNamesADamagedBundleEntry) {
+  const std::string path = write_bundle("damaged.gjb", {binary_for(normalized(1), kToolchain, "bundled")});
+  // The last byte is inside the only payload (the blob's own checksum).
+  {
+    FILE *f = fopen(path.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(fseek(f, -1, SEEK_END), 0);
+    const int c = fgetc(f);
+    ASSERT_EQ(fseek(f, -1, SEEK_END), 0);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+  }
+  Resolver r(options());
+  ASSERT_TRUE(r.add_bundle(path).ok());  // the index is intact; the entry is checked when used
+  r.set_jit(counting_jit());
+  auto explained = r.explain(normalized(1));
+  ASSERT_TRUE(explained.ok()) << explained.status().message();
+  EXPECT_EQ(explained->find("from bundle"), std::string::npos) << *explained;
+  EXPECT_EQ(*explained, "specialised gemv compiled by the JIT (not in any bundle or the cache)");
+  auto resolved = r.resolve(normalized(1));
+  ASSERT_TRUE(resolved.ok()) << resolved.status().message();
+  EXPECT_EQ(resolved->binary.symbol, "gatejit_jit");
+}
+
+// Issue 19, point 6: a JIT compile whose entry could not be stored says so.
+TEST_F(ResolverTest, JitExplanationSaysWhenTheKernelWasNotStored) {
+  ResolverOptions o = options();
+  o.cache.max_bytes = 16;  // smaller than any entry
+  Resolver r(o);
+  r.set_jit(counting_jit());
+  auto res = r.resolve(normalized(1));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_NE(res->explanation.find("compiled by the JIT (not stored in the disk cache:"), std::string::npos)
+      << res->explanation;
+  EXPECT_NE(res->explanation.find("more than the cache limit of 16 bytes"), std::string::npos) << res->explanation;
+}
+
+}  // namespace
+}  // namespace gatejit

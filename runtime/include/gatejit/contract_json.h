@@ -13,6 +13,8 @@ namespace gatejit {
 
 // Parses the fields of one contract object (not validated: call normalize()).
 StatusOr<Contract> contract_from_json(const nlohmann::json &j);
+// Text from outside: at most 1 MiB, nested at most 64 levels, no key twice in
+// one object; every error is one bounded line with the input escaped.
 StatusOr<Contract> contract_from_json_text(std::string_view text);
 nlohmann::json contract_to_json(const Contract &c);
 

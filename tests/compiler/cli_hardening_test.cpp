@@ -1,0 +1,217 @@
+// Issue 19 through the real gatejit binary: every entry point of the command
+// line meets hostile input with one bounded, escaped error line and exit
+// status 1 (never a crash, a hang or a clobbered file), and the compile
+// summary says what really happened to the cache.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "compiler/cli_run.h"
+
+namespace gatejit {
+namespace {
+
+using namespace testing_support;
+using testing::HasSubstr;
+using testing::Not;
+
+constexpr const char *kSmall = "compile --m 1 --n 256 --k 512 --target gfx950";
+
+void write_text(const fs::path &p, const std::string &text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+// The error a hostile input should give: exit 1, one line on stderr that
+// starts "gatejit: error: ", holds `needle`, and carries no control byte.
+void expect_one_error_line(const CliResult &r, const std::string &needle) {
+  EXPECT_EQ(r.rc, 1) << "stderr: " << r.err.substr(0, 500);
+  EXPECT_EQ(r.err.rfind("gatejit: error: ", 0), 0u) << r.err.substr(0, 500);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err.substr(0, 500);
+  for (unsigned char c : r.err) ASSERT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "byte " << int(c);
+  EXPECT_LT(r.err.size(), 4500u);
+  EXPECT_THAT(r.err, HasSubstr(needle));
+}
+
+// ---- point 1: -o writes only over a regular file or nothing
+
+TEST(CliHardening, OutputRefusesAFifoADirectoryAndASymlink) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
+  fs::create_directory(dir / "dir");
+  write_text(dir / "target", "keep");
+  fs::create_symlink(dir / "target", dir / "link");
+  for (const auto &[name, why] : {std::pair{"fifo", "is a FIFO"}, {"dir", "is a directory"},
+                                  {"link", "is a symbolic link"}}) {
+    SCOPED_TRACE(name);
+    const CliResult r = gatejit_run(dir, "", std::string(kSmall) + " -o " + (dir / name).string(), 120);
+    expect_one_error_line(r, why);
+  }
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo"));
+  EXPECT_TRUE(fs::is_symlink(dir / "link"));
+  EXPECT_EQ(slurp(dir / "target"), "keep");
+  // A regular file is replaced and keeps its mode.
+  write_text(dir / "out.hsaco", "old");
+  fs::permissions(dir / "out.hsaco", fs::perms(0640));
+  const CliResult ok = gatejit_run(dir, "", std::string(kSmall) + " -o " + (dir / "out.hsaco").string(), 120);
+  ASSERT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_EQ(fs::status(dir / "out.hsaco").permissions(), fs::perms(0640));
+  EXPECT_NE(slurp(dir / "out.hsaco"), "old");
+}
+
+// ---- point 2: nesting
+
+TEST(CliHardening, DeeplyNestedContractAndSpecAreErrorsNotCrashes) {
+  TempDir dir;
+  write_text(dir / "deep.json", "{\"m\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  expect_one_error_line(gatejit_run(dir, "", "compile --contract " + (dir / "deep.json").string()),
+                        "nested deeper than 64 levels");
+  write_text(dir / "deep-spec.json", std::string(100000, '['));
+  expect_one_error_line(gatejit_run(dir, "", "precompile " + (dir / "deep-spec.json").string() + " -o " +
+                                                 (dir / "b.gjb").string()),
+                        "nested deeper than 64 levels");
+  EXPECT_FALSE(fs::exists(dir / "b.gjb"));
+}
+
+// ---- point 4: unbounded reads
+
+TEST(CliHardening, EndlessInputsAreRefusedByTypeAndSize) {
+  TempDir dir;
+  const CliResult c = gatejit_run(dir, "", "compile --contract /dev/zero", 30);
+  expect_one_error_line(c, "/dev/zero: is a character device, not a regular file");
+  const CliResult s = gatejit_run(dir, "", "precompile /dev/zero -o " + (dir / "b.gjb").string(), 30);
+  expect_one_error_line(s, "/dev/zero: is a character device, not a regular file");
+  write_text(dir / "big.json", "{\"n\": \"" + std::string(2 << 20, 'x') + "\"}");
+  expect_one_error_line(gatejit_run(dir, "", "compile --contract " + (dir / "big.json").string(), 30),
+                        "is larger than the limit of 1048576 bytes");
+}
+
+// ---- point 5: FIFOs where a file is expected
+
+TEST(CliHardening, FifoInputsFailAtOnce) {
+  TempDir dir;
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const std::string flags = "--m 1 --n 256 --k 512 --target gfx950";
+  expect_one_error_line(gatejit_run(dir, "", "inspect " + fifo, 20), "is a FIFO");
+  expect_one_error_line(gatejit_run(dir, "", "compile --contract " + fifo, 20), "is a FIFO");
+  expect_one_error_line(gatejit_run(dir, "", "precompile " + fifo + " -o " + (dir / "b.gjb").string(), 20),
+                        "is a FIFO");
+  expect_one_error_line(gatejit_run(dir, "", "explain " + flags + " --bundle " + fifo, 20), "is a FIFO");
+  expect_one_error_line(gatejit_run(dir, "GATEJIT_BUNDLE_PATH=" + fifo, "explain " + flags, 20), "is a FIFO");
+}
+
+// ---- point 6: the summary tells the truth
+
+TEST(CliHardening, CompileSummarySaysWhenTheKernelWasNotStored) {
+  TempDir dir;
+  const CliResult r = gatejit_run(dir, "GATEJIT_CACHE_MAX_BYTES=100", kSmall, 120);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cache: miss, compiled, NOT stored ("));
+  EXPECT_THAT(r.out, HasSubstr("more than the cache limit of 100 bytes"));
+  EXPECT_THAT(r.out, Not(HasSubstr("compiled and stored")));
+  // With room, the same compile is stored, then served.
+  const CliResult stored = gatejit_run(dir, "", kSmall, 120);
+  ASSERT_EQ(stored.rc, 0) << stored.err;
+  EXPECT_THAT(stored.out, HasSubstr("cache: miss, compiled and stored"));
+  const CliResult hit = gatejit_run(dir, "", kSmall, 120);
+  EXPECT_THAT(hit.out, HasSubstr("cache: hit"));
+}
+
+// ---- point 7: verify's exit status
+
+// 0 clean (cleaning a killed writer's temporary file is routine), 1 bad
+// entries found and removed; the temporary file of a live writer stays.
+TEST(CliHardening, VerifyExitStatusSaysCleanOrRepaired) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const CliResult clean = gatejit_run(dir, "", "cache verify");
+  EXPECT_EQ(clean.rc, 0) << clean.out;
+  // What a writer killed two hours ago left behind.
+  fs::path entry;
+  for (const auto &e : fs::recursive_directory_iterator(dir / "cache" / "v1"))
+    if (e.path().extension() == ".gjk") entry = e.path();
+  ASSERT_FALSE(entry.empty());
+  const fs::path dead = entry.string() + ".tmp.999999.0.abc";
+  write_text(dead, "partial");
+  fs::last_write_time(dead, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  const CliResult cleaned = gatejit_run(dir, "", "cache verify");
+  EXPECT_EQ(cleaned.rc, 0) << cleaned.out;
+  EXPECT_THAT(cleaned.out, HasSubstr("temporary files of killed writers removed 1"));
+  EXPECT_FALSE(fs::exists(dead));
+  // A damaged entry is removed: repaired.
+  fs::resize_file(entry, 10);
+  const CliResult repaired = gatejit_run(dir, "", "cache verify");
+  EXPECT_EQ(repaired.rc, 1) << repaired.out;
+  EXPECT_THAT(repaired.out, HasSubstr("(removed)"));
+  EXPECT_EQ(gatejit_run(dir, "", "cache verify").rc, 0);
+}
+
+// ---- point 9: bounded, escaped echo
+
+TEST(CliHardening, ErrorLinesEchoInputEscapedAndBounded) {
+  TempDir dir;
+  write_text(dir / "escape.json", "{\"\\u001b[31mred\\nnext\\u0000tail\": 1}");
+  const CliResult e = gatejit_run(dir, "", "compile --contract " + (dir / "escape.json").string());
+  expect_one_error_line(e, "contract key '\\x1b[31mred\\nnext\\0tail' is unknown");
+  write_text(dir / "long.json", "{\"" + std::string(900000, 'k') + "\": 1}");
+  const CliResult l = gatejit_run(dir, "", "compile --contract " + (dir / "long.json").string());
+  expect_one_error_line(l, "(900000 bytes) is unknown");
+  EXPECT_LT(l.err.size(), 1000u);
+  const CliResult v = gatejit_run(dir, "", "compile --n 1 --k 1 --dtype \"$(printf 'bf\\033[2J16')\"");
+  expect_one_error_line(v, "dtype = 'bf\\x1b[2J16': allowed dtypes are bf16, f16, f32");
+}
+
+// ---- point 10
+
+TEST(CliHardening, CacheStatsOnAMissingDirectoryCreatesNothing) {
+  TempDir dir;
+  const fs::path missing = dir / "nonexistent" / "x";
+  for (const char *action : {"stats", "list", "verify", "clear"}) {
+    SCOPED_TRACE(action);
+    const CliResult r = gatejit_run(dir, "", std::string("cache ") + action + " --dir " + missing.string());
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("no kernel cache there (the directory does not exist)"));
+    EXPECT_FALSE(fs::exists(dir / "nonexistent"));
+  }
+}
+
+TEST(CliHardening, IntegerFlagsTakeDigitsOnly) {
+  TempDir dir;
+  for (const char *m : {"' 1'", "+5", "'1 '", "0x10", "1e3", "''"}) {
+    SCOPED_TRACE(m);
+    const CliResult r = gatejit_run(dir, "", std::string("explain --n 256 --k 512 --m ") + m);
+    EXPECT_NE(r.rc, 0);
+    EXPECT_THAT(r.err, HasSubstr("is not an integer"));
+  }
+  const CliResult ok = gatejit_run(dir, "", "explain --n 256 --k 512 --m 1 --target gfx950");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+}
+
+TEST(CliHardening, DuplicateContractKeysAreRefusedByName) {
+  TempDir dir;
+  write_text(dir / "dup.json", R"({"m": 1, "n": 256, "k": 512, "n": 4096})");
+  expect_one_error_line(gatejit_run(dir, "", "compile --contract " + (dir / "dup.json").string()),
+                        "key 'n' appears twice in one object");
+  write_text(dir / "dup-spec.json", R"([{"n": 256, "k": 512, "act": "silu", "act": "sigmoid"}])");
+  expect_one_error_line(
+      gatejit_run(dir, "", "precompile " + (dir / "dup-spec.json").string() + " -o " + (dir / "b.gjb").string()),
+      "key 'act' appears twice in one object");
+}
+
+TEST(CliHardening, AnEmptySpecIsAnError) {
+  TempDir dir;
+  write_text(dir / "empty.json", "[]");
+  const CliResult r =
+      gatejit_run(dir, "", "precompile " + (dir / "empty.json").string() + " -o " + (dir / "b.gjb").string());
+  expect_one_error_line(r, "the list is empty; give at least one contract");
+  EXPECT_FALSE(fs::exists(dir / "b.gjb"));
+}
+
+}  // namespace
+}  // namespace gatejit
