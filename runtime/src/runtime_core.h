@@ -25,6 +25,8 @@ struct RuntimeOptions {
   // GATEJIT_TEMPLATE: auto (default), or a template every call must use (for
   // A/B comparisons and for testing a template where auto would pick another).
   std::string template_override;
+  // A malformed environment variable (GATEJIT_DISABLE_JIT=maybe): init() fails with it.
+  Status env_status;
 };
 
 // Options from the C struct (may be null) and the environment.
