@@ -12,7 +12,16 @@ struct ExplainArgs {
   ContractFlags flags;
   std::vector<std::string> bundles;
   bool no_jit = false;
+  bool json = false;
 };
+
+// Where the explanation says the kernel comes from.
+const char *source_of(const std::string &explanation) {
+  if (explanation.find(" from bundle ") != std::string::npos) return "bundle";
+  if (explanation.find(" from the disk cache") != std::string::npos) return "disk_cache";
+  if (explanation.find(" compiled by the JIT") != std::string::npos) return "jit";
+  return "unknown";
+}
 
 int run_explain(const ExplainArgs &a) {
   auto contract = a.flags.contract();
@@ -35,7 +44,18 @@ int run_explain(const ExplainArgs &a) {
   int rc = check(gatejit_runtime_attach_jit(rt));
   char *text = nullptr;
   if (rc == 0) rc = check(gatejit_explain_contract_json(rt, contract_to_json(*normalized).dump().c_str(), &text));
-  if (rc == 0) std::cout << canonical_text(*normalized) << "\n  -> " << text << "\n";
+  if (rc == 0 && a.json) {
+    const std::string explanation = text;
+    std::cout << nlohmann::json{{"contract", canonical_text(*normalized)},
+                                {"contract_key", contract_key(*normalized)},
+                                {"explanation", explanation},
+                                {"kernel", explanation.rfind("generic", 0) == 0 ? "generic" : "specialised"},
+                                {"source", source_of(explanation)}}
+                     .dump(1)
+              << "\n";
+  } else if (rc == 0) {
+    std::cout << canonical_text(*normalized) << "\n  -> " << text << "\n";
+  }
   gatejit_string_free(text);
   gatejit_runtime_destroy(rt);
   return rc;
@@ -49,6 +69,8 @@ Runner add_explain_command(CLI::App &app) {
   a->flags.add_to(cmd);
   cmd->add_option("--bundle", a->bundles, "bundle file(s) to load (besides GATEJIT_BUNDLE_PATH)");
   cmd->add_flag("--no-jit", a->no_jit, "explain as a runtime with JIT disabled");
+  cmd->add_flag("--json", a->json, "print one JSON object: contract, contract_key, explanation, kernel "
+                                   "(specialised | generic), source (bundle | disk_cache | jit)");
   return [a] { return run_explain(*a); };
 }
 
