@@ -1,8 +1,9 @@
 # The tool's --json outputs, read back with CMake's JSON parser (ctest
 # cli_json_output):  cmake -DGATEJIT=<tool> -DWORK=<empty dir> -P json_output.cmake
 # One contract compiled into a fresh cache; then `cache stats|list|verify
-# --json` must describe exactly that entry, and `explain --json` must say it
-# comes from the disk cache (and that another contract would be compiled).
+# --json` must describe exactly that entry, `inspect` must read the entry's
+# file, and `explain --json` must say it comes from the disk cache (and that
+# another contract would be compiled).
 cmake_minimum_required(VERSION 3.22)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -37,6 +38,15 @@ endif()
 expect_json("${out}" gfx950 entries 0 target)
 expect_json("${out}" ON entries 0 ok)
 string(JSON listed GET "${out}" entries 0 contract)
+string(JSON entry GET "${out}" entries 0 path)
+# `inspect` reads a cache entry too.
+run(0 inspect "${entry}" --json)
+expect_json("${out}" "${listed}" contract)
+expect_json("${out}" gfx950 target)
+run(0 inspect "${entry}")
+if(NOT out MATCHES "contract gatejit-contract/1 target=gfx950" OR NOT out MATCHES "toolchain gatejit-")
+  message(FATAL_ERROR "inspect ${entry}:\n${out}")
+endif()
 run(0 cache verify --json)
 expect_json("${out}" 1 checked)
 expect_json("${out}" 1 ok)
