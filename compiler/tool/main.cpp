@@ -17,7 +17,7 @@ int main(int argc, char **argv) {
     return std::string("gatejit " GATEJIT_VERSION_STRING "\ncompiler fingerprint (cache key): ") +
            gatejit::compiler::fingerprint();
   }, "print the version and the compiler fingerprint, then exit");
-  app.footer("Exit status: 0 success, 1 the command failed, 2 usage error.");
+  app.footer("Exit status: 0 success, 1 the command failed, 2 usage error (cache verify: 2 also when bad entries remain).");
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App *, Runner>> commands;
   auto add = [&](Runner (*adder)(CLI::App &)) {
