@@ -11,6 +11,7 @@
 #include "code_object_report.h"
 #include "commands.h"
 #include "contract_flags.h"
+#include "cache_toolchain.h"
 #include "disk_cache.h"
 #include "file_io.h"
 #include "gatejit/compiler/compiler.h"
@@ -72,6 +73,9 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, s
   Status stored;
   auto kb = (*cache)->get_or_compile(cache_key(key, toolchain), key, toolchain, compile, &hit, &stored);
   if (!kb.ok()) return kb;
+  // Like the runtime's JIT: name the toolchain, so a runtime without the compiler reads the entry.
+  if (hit || stored.ok())
+    if (Status s = record_toolchain(**cache, toolchain); !s.ok()) std::cerr << "gatejit: warning: " << s.message() << "\n";
   const std::string dir = escape_input(options->dir);
   if (hit) how = "cache: hit (" + dir + ")";
   else if (stored.ok()) how = "cache: miss, compiled and stored (" + dir + ")";
