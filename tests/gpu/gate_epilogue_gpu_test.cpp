@@ -21,6 +21,7 @@
 #include <string>
 
 #include "support/cuda_driver.h"
+#include "gatejit/env_flag.h"
 #include "gatejit/gatejit.h"
 #include "support/gate_reference.h"
 
@@ -115,8 +116,9 @@ class GpuTest : public ::testing::Test {
   void TearDown() override { gatejit_runtime_destroy(rt_); }
 
   static bool jit_mode() {
-    const char *v = std::getenv("GATEJIT_TEST_JIT");
-    return v && std::string(v) == "1";
+    auto on = env_flag("GATEJIT_TEST_JIT");  // 1/true/yes/on, as every gatejit boolean variable
+    if (!on.ok()) ADD_FAILURE() << on.status().message();
+    return on.ok() && *on;
   }
   // The path a case expects. Under the JIT every kernel is the exact
   // contract's (there is no bundle with dynamic-M buckets), compiled now or
