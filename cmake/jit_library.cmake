@@ -45,6 +45,8 @@ target_include_directories(gatejit_jit
 target_include_directories(gatejit_jit SYSTEM PRIVATE ${LLVM_INCLUDE_DIRS})
 target_compile_options(gatejit_jit PRIVATE -Wall -Wextra ${GATEJIT_LLVM_DEFINITIONS})
 add_dependencies(gatejit_jit gatejit_compiler gatejit_runtime)
+# The two archives go in through link options: relink when either changes.
+set_property(TARGET gatejit_jit APPEND PROPERTY LINK_DEPENDS $<TARGET_FILE:gatejit_compiler> $<TARGET_FILE:gatejit_runtime>)
 set(GATEJIT_JIT_ZSTD "")
 if(GATEJIT_ZSTD_INCLUDE AND GATEJIT_ZSTD_LIBRARY)  # the runtime archive uses zstd (runtime/CMakeLists.txt)
   if(NOT GATEJIT_ZSTD_STATIC)
