@@ -3,9 +3,15 @@
 # from source, runs the GPU suite (also under compute-sanitizer), the Python
 # binding tests, the comparison with PyTorch and the benchmark, and leaves
 # every log under $OUT. Kernels come from .device/kernels.gjb, made here by
-# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|python|bench|sweep|all]
+# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|python|bench|sweep|jit|all]
 # "bench" also runs bench/target_probe.py (the facts the performance model's
 # sm_90 row takes from a measurement).
+# "jit": the runtime JIT end to end, no bundle: .device/libgatejit_jit.so.xz
+# (made by scripts/prepare_device.sh; this machine has no LLVM) compiles every
+# kernel of the GPU suite and the Python tests from its contract into an empty
+# disk cache, then both run again in fresh processes from the warm cache (which
+# must compile nothing), then bench/jit_latency.py times cold and warm first
+# calls next to Triton's.
 # "python" (also part of tests and all): `pip install .` into a fresh venv,
 # then the Python suites (binding, torch ops, vLLM adapter, package) against
 # the installed package, the adapter test once more without its callback
@@ -76,6 +82,10 @@ step "build (runtime only: this machine has no LLVM)"
 cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DGATEJIT_BUILD_COMPILER=OFF -DGATEJIT_BUILD_BENCHMARKS=OFF \
   -DGATEJIT_EXTRA_INCLUDE_DIR=$PWD/.device/include -DGATEJIT_GTEST_SOURCE_DIR=$PWD/.device/googletest \
   > "$OUT/build.log" 2>&1 && ninja -C $BUILD >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+
+if [ "$WHAT" = jit ]; then
+  scripts/device_jit.sh "$OUT" "$BUILD" || status=1
+fi
 
 if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
   step "GPU suite"

@@ -4,7 +4,7 @@
 # one is here. Idempotent: a second run installs nothing.
 set -euo pipefail
 PACKAGES=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config dpkg-dev xz-utils                           # build; .deb packages (dpkg-shlibdeps); device carry
   llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev lld-22 llvm-22        # compiler: MLIR -> LLVM -> lld
   clang-22 libclang-rt-22-dev                                                    # libFuzzer targets
   libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libzstd-dev          # compiler/runtime libraries

@@ -5,18 +5,28 @@
 #   include/      xxhash.h and nlohmann/json.hpp
 #   googletest/   GoogleTest sources (built there from source)
 #   kernels.gjb   every kernel the GPU suite, the binding tests and the
-#                 benchmark need, precompiled for sm_90
+#                 benchmark need, precompiled for sm_90 (skipped with NO_BUNDLE=1:
+#                 `device_run.sh jit` compiles them there instead)
+#   libgatejit_jit.so.xz  the JIT library (xz: it travels in the 64 MiB the
+#                 device tool carries), when $BUILD has it (ninja gatejit_jit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 GATEJIT=${GATEJIT:-$BUILD/compiler/gatejit}
-[ -x "$GATEJIT" ] || { echo "prepare_device: build the gatejit tool first ($GATEJIT)" >&2; exit 1; }
+[ -x "$GATEJIT" ] || [ "${NO_BUNDLE:-0}" = 1 ] || { echo "prepare_device: build the gatejit tool first ($GATEJIT)" >&2; exit 1; }
 rm -rf .device && mkdir -p .device/include
 cp /usr/include/xxhash.h .device/include/
 cp -r /usr/include/nlohmann .device/include/
 cp -r /usr/src/googletest .device/googletest
-"$GATEJIT" precompile tests/gpu/bundle_spec.json --targets sm_90 -o .device/kernels.gjb
-"$GATEJIT" inspect .device/kernels.gjb | tail -1
+if [ "${NO_BUNDLE:-0}" != 1 ]; then
+  "$GATEJIT" precompile tests/gpu/bundle_spec.json --targets sm_90 -o .device/kernels.gjb
+  "$GATEJIT" inspect .device/kernels.gjb | tail -1
+fi
+JIT_LIBRARY=$(find "$BUILD" -maxdepth 2 -name 'libgatejit_jit.so.0' | head -1)
+if [ -n "$JIT_LIBRARY" ]; then
+  xz -T0 -6 -c "$JIT_LIBRARY" > .device/libgatejit_jit.so.xz
+  echo "JIT library: $(du -h "$(readlink -f "$JIT_LIBRARY")" | cut -f1), xz $(du -h .device/libgatejit_jit.so.xz | cut -f1)"
+fi
 # Tuning sweep bundles (bench/mma_sweep.py): SWEEP="name=override ..." builds
 # .device/sweep-<name>.gjb with GATEJIT_MMA_TUNING=<override>.
 # What each variant was really built with (the planner's fit rules may have

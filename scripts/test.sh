@@ -15,13 +15,8 @@ echo "=== examples"
 "$BUILD"/examples/jit_launch
 "$BUILD"/examples/bundle_launch /nonexistent.gjb || true   # says "no GPU" where there is none
 
-echo "=== find_package(gatejit) from an install tree (examples/find_package)"
-prefix=$PWD/$BUILD/install-test
-rm -rf "$prefix" "$BUILD/host-project"
-cmake --install "$BUILD" --prefix "$prefix" >/dev/null
-cmake -S examples/find_package -B "$BUILD/host-project" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-ninja -C "$BUILD/host-project" >/dev/null
-"$BUILD/host-project/host_jit"
+echo "=== install, host projects without LLVM, pkg-config, .deb packages (scripts/install_check.sh)"
+BUILD=$BUILD scripts/install_check.sh
 
 echo "=== Python package and binding, host side (Debian's python3; GPU and torch tests skip with the reason)"
 /usr/bin/python3 -m pytest -q -rs python/tests 2>&1 | tail -15

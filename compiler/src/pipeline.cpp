@@ -32,6 +32,7 @@
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "gatejit/env_flag.h"
 #include "passes.h"
 
 namespace gatejit::compiler {
@@ -133,7 +134,9 @@ StatusOr<Lowered> parse_and_lower(const std::string &text, Target target, IrStag
 
   mlir::PassManager pm(out.ctx.get());
   // GATEJIT_DEBUG_PIPELINE=1 prints the IR after every pass to stderr.
-  if (const char *debug = std::getenv("GATEJIT_DEBUG_PIPELINE"); debug && *debug && *debug != '0')
+  auto debug = env_flag("GATEJIT_DEBUG_PIPELINE");
+  if (!debug.ok()) return debug.status();
+  if (*debug)
     pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
                         [](mlir::Pass *, mlir::Operation *) { return true; },
                         /*printModuleScope=*/false, /*printAfterOnlyOnChange=*/true);

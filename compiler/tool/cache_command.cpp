@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "disk_cache.h"
@@ -15,7 +16,33 @@ namespace {
 // remain or the cache could not be checked. The other actions: 0 or 1.
 constexpr int kVerifyCannotRepair = 2;
 
-int run_cache(const std::string &action, const std::string &dir) {
+nlohmann::json stats_json(const CacheStats &s) {
+  return {{"dir", s.dir},           {"max_bytes", s.max_bytes}, {"hits", s.hits},
+          {"misses", s.misses},     {"writes", s.writes},       {"compiles", s.compiles},
+          {"evictions", s.evictions}, {"corrupt_removed", s.corrupt_removed}, {"entries", s.entries},
+          {"bytes", s.bytes}};
+}
+
+nlohmann::json entry_json(const CacheEntryInfo &e) {
+  return {{"key", e.key},
+          {"path", e.path},
+          {"size_bytes", e.size_bytes},
+          {"last_use_unix", int64_t(std::chrono::system_clock::to_time_t(e.last_use))},
+          {"contract_key", e.contract_key},
+          {"contract", e.contract_text},
+          {"target", e.target},
+          {"toolchain", e.toolchain},
+          {"ok", e.problem.empty()},
+          {"problem", e.problem}};
+}
+
+nlohmann::json verify_json(const VerifyReport &r) {
+  return {{"checked", r.checked},       {"ok", r.ok},         {"removed", r.removed},
+          {"unrepaired", r.unrepaired}, {"temp_removed", r.temp_removed}, {"problems", r.problems},
+          {"exit_code", r.exit_code()}};
+}
+
+int run_cache(const std::string &action, const std::string &dir, bool json) {
   const int error_exit = action == "verify" ? kVerifyCannotRepair : 1;
   const auto failed = [&](const Status &s) {
     fail(s);
@@ -31,17 +58,27 @@ int run_cache(const std::string &action, const std::string &dir) {
   if (!cache.ok() && cache.status().code() == StatusCode::kNotFound) {
     const char *what = action == "stats" || action == "list" ? "no entries" : action == "verify" ? "nothing to verify"
                                                                                                   : "nothing to clear";
-    std::cout << escape_input(options->dir) << ": no kernel cache there (the directory does not exist); " << what
-              << "\n";
+    if (json)
+      std::cout << nlohmann::json{{"dir", options->dir}, {"exists", false}, {"action", action}}.dump(1) << "\n";
+    else
+      std::cout << escape_input(options->dir) << ": no kernel cache there (the directory does not exist); " << what
+                << "\n";
     return 0;
   }
   if (!cache.ok()) return failed(cache.status());
   DiskCache &c = **cache;
   if (action == "stats") {
-    std::cout << format_stats(c.stats());
+    if (json) std::cout << stats_json(c.stats()).dump(1) << "\n";
+    else std::cout << format_stats(c.stats());
   } else if (action == "list") {
     auto entries = c.list();
     if (!entries.ok()) return failed(entries.status());
+    if (json) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto &e : *entries) list.push_back(entry_json(e));
+      std::cout << nlohmann::json{{"dir", options->dir}, {"entries", list}}.dump(1) << "\n";
+      return 0;
+    }
     for (const auto &e : *entries)
       std::cout << fmt::format("{}  {:>8}  {:%Y-%m-%d %H:%M:%S}  {}\n", e.key, e.size_bytes,
                                fmt::localtime(std::chrono::system_clock::to_time_t(e.last_use)),
@@ -50,6 +87,10 @@ int run_cache(const std::string &action, const std::string &dir) {
   } else if (action == "verify") {
     auto report = c.verify();
     if (!report.ok()) return failed(report.status());
+    if (json) {
+      std::cout << verify_json(*report).dump(1) << "\n";
+      return report->exit_code();
+    }
     for (const auto &p : report->problems) std::cout << escape_input(p, 1024) << "\n";
     std::cout << fmt::format("checked {}, ok {}, removed {}, not repaired {}; temporary files of killed writers "
                              "removed {}\n",
@@ -74,7 +115,9 @@ Runner add_cache_command(CLI::App &app) {
       ->required()
       ->check(CLI::IsMember({"stats", "list", "verify", "clear"}));
   cmd->add_option("--dir", *dir, "cache directory (default: $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit)");
-  return [action, dir] { return run_cache(*action, *dir); };
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "stats, list, verify: print one JSON object (the same fields, machine-readable)");
+  return [action, dir, json] { return run_cache(*action, *dir, *json); };
 }
 
 }  // namespace gatejit::tool

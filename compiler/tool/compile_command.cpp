@@ -11,6 +11,7 @@
 #include "code_object_report.h"
 #include "commands.h"
 #include "contract_flags.h"
+#include "cache_toolchain.h"
 #include "disk_cache.h"
 #include "file_io.h"
 #include "gatejit/compiler/compiler.h"
@@ -72,6 +73,9 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, s
   Status stored;
   auto kb = (*cache)->get_or_compile(cache_key(key, toolchain), key, toolchain, compile, &hit, &stored);
   if (!kb.ok()) return kb;
+  // Like the runtime's JIT: name the toolchain, so a runtime without the compiler reads the entry.
+  if (hit || stored.ok())
+    if (Status s = record_toolchain(**cache, toolchain); !s.ok()) std::cerr << "gatejit: warning: " << s.message() << "\n";
   const std::string dir = escape_input(options->dir);
   if (hit) how = "cache: hit (" + dir + ")";
   else if (stored.ok()) how = "cache: miss, compiled and stored (" + dir + ")";
@@ -121,6 +125,26 @@ int run_compile(const CompileArgs &a) {
   return 0;
 }
 
+// One stored kernel (a bundle entry or a cache entry) as JSON.
+nlohmann::json stored_kernel_json(const KernelBinary &kb) {
+  return {{"key", kb.key}, {"contract", kb.contract_text}, {"symbol", kb.symbol}, {"target", target_name(kb.target)},
+          {"toolchain", kb.toolchain}, {"code_bytes", kb.code.size()}, {"report", stored_report(kb.report_json)}};
+}
+
+// The same as text; `where` names it in errors.
+Status print_stored_kernel(const KernelBinary &kb, const std::string &where) {
+  auto text = format_checked(stored_report(kb.report_json), where);
+  if (!text.ok()) return text.status();
+  std::cout << fmt::format("{} {} {} ({} bytes)\n", kb.key, target_name(kb.target), escape_input(kb.symbol),
+                           kb.code.size());
+  std::cout << "  contract " << escape_input(kb.contract_text) << "\n" << *text;
+  return Status::Ok();
+}
+
+void print_json(const nlohmann::json &j) {
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
 int inspect_bundle(std::vector<uint8_t> bytes, const std::string &path, bool json) {
   auto bundle = Bundle::from_bytes(std::move(bytes), path);
   if (!bundle.ok()) return fail(bundle.status());
@@ -128,19 +152,26 @@ int inspect_bundle(std::vector<uint8_t> bytes, const std::string &path, bool jso
   for (const auto &e : (*bundle)->entries()) {
     auto kb = (*bundle)->find(e.key);
     if (!kb.ok()) return fail(kb.status());
-    const nlohmann::json report = stored_report(kb->report_json);
-    if (json) {
-      out.push_back({{"key", e.key}, {"contract", kb->contract_text}, {"symbol", kb->symbol}, {"report", report}});
-      continue;
-    }
-    auto text = format_checked(report, "bundle " + escape_input(path) + ": entry " + e.key);
-    if (!text.ok()) return fail(text.status());
-    std::cout << fmt::format("{} {} {} ({} bytes)\n", e.key, target_name(kb->target), escape_input(kb->symbol),
-                             kb->code.size());
-    std::cout << "  contract " << escape_input(kb->contract_text) << "\n" << *text;
+    if (json) out.push_back(stored_kernel_json(*kb));
+    else if (Status s = print_stored_kernel(*kb, "bundle " + escape_input(path) + ": entry " + e.key); !s.ok())
+      return fail(s);
   }
-  if (json) std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (json) print_json(out);
   else std::cout << escape_input(path) << ": " << (*bundle)->size() << " kernels\n";
+  return 0;
+}
+
+// A disk-cache entry (<cache>/v1/<xx>/<key>.gjk): one encoded KernelBinary,
+// checksum-verified by the decoder.
+int inspect_cache_entry(const std::vector<uint8_t> &bytes, const std::string &path, bool json) {
+  auto kb = decode_kernel_binary(bytes);
+  if (!kb.ok()) return fail(Status(kb.status().code(), escape_input(path) + ": " + kb.status().message()));
+  if (json) {
+    print_json(stored_kernel_json(*kb));
+    return 0;
+  }
+  if (Status s = print_stored_kernel(*kb, "cache entry " + escape_input(path)); !s.ok()) return fail(s);
+  std::cout << "  toolchain " << escape_input(kb->toolchain) << "\n";
   return 0;
 }
 
@@ -149,15 +180,17 @@ int run_inspect(const std::string &path, bool json) {
   if (!fd.ok()) return fail(fd.status());
   // The first bytes say which bound applies: a bundle's or a code object's.
   char magic[8] = {};
-  const bool bundle = ::pread(fd->get(), magic, sizeof magic, 0) == ssize_t(sizeof magic) &&
-                      std::memcmp(magic, "GJBUNDLE", sizeof magic) == 0;
+  const bool full = ::pread(fd->get(), magic, sizeof magic, 0) == ssize_t(sizeof magic);
+  const bool bundle = full && std::memcmp(magic, "GJBUNDLE", sizeof magic) == 0;
+  const bool cache_entry = full && std::memcmp(magic, "GJKB", 4) == 0;
   auto bytes = read_bounded(fd->get(), bundle ? limits::kBundleBytes : limits::kCodeObjectBytes, path);
   if (!bytes.ok()) return fail(bytes.status());
   if (bundle) return inspect_bundle(std::move(*bytes), path, json);
+  if (cache_entry) return inspect_cache_entry(*bytes, path, json);
   auto report = compiler::read_code_object_report(*bytes);
   if (!report.ok()) return fail(Status(report.status().code(), escape_input(path) + ": " + report.status().message()));
   if (json) {
-    std::cout << report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    print_json(*report);
     return 0;
   }
   auto text = format_checked(*report, escape_input(path));
@@ -181,8 +214,8 @@ Runner add_compile_command(CLI::App &app) {
 Runner add_inspect_command(CLI::App &app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  auto *cmd = app.add_subcommand("inspect", "print the report of a code object (hsaco, PTX) or of every kernel in a bundle");
-  cmd->add_option("file", *path, "code object or bundle")->required();
+  auto *cmd = app.add_subcommand("inspect", "print the report of a code object (hsaco, PTX), of every kernel in a bundle, or of a disk-cache entry (.gjk)");
+  cmd->add_option("file", *path, "code object (.hsaco, .ptx), bundle (.gjb) or cache entry (.gjk)")->required();
   cmd->add_flag("--json", *json, "print as JSON");
   return [path, json] { return run_inspect(*path, *json); };
 }

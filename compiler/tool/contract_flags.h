@@ -8,6 +8,7 @@
 
 #include "file_io.h"
 #include "gatejit/contract_json.h"
+#include "gatejit/target_info.h"
 #include "input_echo.h"
 #include "input_limits.h"
 #include "json_input.h"
@@ -20,16 +21,23 @@ struct ContractFlags {
   nlohmann::json given = nlohmann::json::object();
 
   void add_to(CLI::App *app) {
-    app->add_option("--contract", contract_file, "contract as a JSON file (keys = these flag names)");
-    add_int(app, "--m", "m", "rows M, or 'dynamic' (with --m_max)");
-    add_int(app, "--m_max,--m-max", "m_max", "upper bound of M");
-    add_int(app, "--n", "n", "output columns N (rows of weight)");
-    add_int(app, "--k", "k", "reduction length K");
-    for (const char *key : {"dtype", "dtype_hidden", "dtype_weight", "dtype_attn", "dtype_out", "act", "rounding",
-                            "target", "template"})
-      add_string(app, std::string("--") + key, key);
-    for (const char *key : {"ld_hidden", "ld_weight", "ld_attn", "ld_out", "align"})
-      add_int(app, std::string("--") + key, key, "");
+    app->add_option("--contract", contract_file, "contract as a JSON file (keys = these flag names); given flags override its keys");
+    add_int(app, "--m", "m", "rows M (>= 1), or 'dynamic' (with --m_max); default 1");
+    add_int(app, "--m_max,--m-max", "m_max", "upper bound of M; default M (fixed M)");
+    add_int(app, "--n", "n", "output columns N (rows of weight); required");
+    add_int(app, "--k", "k", "reduction length K; required");
+    add_string(app, "--dtype", "dtype", "element type of all four tensors: bf16 | f16 | f32; default bf16");
+    for (const char *key : {"dtype_hidden", "dtype_weight", "dtype_attn", "dtype_out"})
+      add_string(app, std::string("--") + key, key, "bf16 | f16 | f32; default --dtype");
+    add_string(app, "--act", "act", "sigmoid | silu; default sigmoid");
+    add_string(app, "--rounding", "rounding", "boundary (round at every boundary) | fused; default boundary");
+    add_string(app, "--target", "target", target_help());
+    add_string(app, "--template", "template", "auto | gemv | mma | generic; default auto (the runtime's choice)");
+    add_int(app, "--ld_hidden", "ld_hidden", "row stride of hidden in elements; default K");
+    add_int(app, "--ld_weight", "ld_weight", "row stride of weight in elements; default K");
+    add_int(app, "--ld_attn", "ld_attn", "row stride of attn in elements; default N");
+    add_int(app, "--ld_out", "ld_out", "row stride of out in elements; default N");
+    add_int(app, "--align", "align", "alignment in bytes of the hidden and weight pointers: a power of two; default 16");
   }
 
   StatusOr<Contract> contract() const {
@@ -66,8 +74,15 @@ struct ContractFlags {
            },
            help);
   }
-  void add_string(CLI::App *app, const std::string &flag, const std::string &key) {
-    app->add_option_function<std::string>(flag, [this, key](const std::string &v) { given[key] = v; });
+  void add_string(CLI::App *app, const std::string &flag, const std::string &key, const std::string &help) {
+    app->add_option_function<std::string>(flag, [this, key](const std::string &v) { given[key] = v; }, help);
+  }
+  // The target table's names, and the clang/HIP target-ID form.
+  static std::string target_help() {
+    std::string names;
+    for (const TargetInfo &t : target_table()) names += (names.empty() ? "" : " | ") + std::string(t.name);
+    return names + " (clang/HIP target IDs with features such as gfx950:sramecc+:xnack- too); default " +
+           target_name(Contract{}.target);
   }
 };
 

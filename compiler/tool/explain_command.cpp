@@ -15,26 +15,45 @@ struct ExplainArgs {
   ContractFlags flags;
   std::vector<std::string> bundles;
   bool no_jit = false;
+  bool json = false;
 };
 
 // What the performance model predicts for the kernel the compiler would
-// generate for the contract (docs/gfx950-model.md), and the gates it fails.
-void print_model(const Contract &c) {
+// generate for the contract (docs/gfx950-model.md), and the gates it fails:
+// the report's "model" with "failing_gates", or "error" when it cannot compile.
+nlohmann::json model_of(const Contract &c) {
   auto kernel = compiler::compile(c);
-  if (!kernel.ok()) {
-    std::cout << "  model: not available (" << kernel.status().message() << ")\n";
+  if (!kernel.ok()) return {{"error", kernel.status().message()}};
+  nlohmann::json m = kernel->report.at("model");
+  nlohmann::json failing = nlohmann::json::array();
+  for (const auto &[gate, v] : kernel->report.at("gates").items())
+    if (v.at("applies").get<bool>() && !v.at("passed").get<bool>()) failing.push_back(gate);
+  m["failing_gates"] = failing;
+  return m;
+}
+
+void print_model(const nlohmann::json &m) {
+  if (m.contains("error")) {
+    std::cout << "  model: not available (" << m.at("error").get<std::string>() << ")\n";
     return;
   }
-  const nlohmann::json &m = kernel->report.at("model");
   std::cout << fmt::format("  model: {:.2f} us ({:.2f}-{:.2f}) on {}, limited by {}; ideal read {:.2f}-{:.2f} us\n",
                            m.at("predicted_us").get<double>(), m.at("range_us")[0].get<double>(),
                            m.at("range_us")[1].get<double>(), m.at("device").get<std::string>(),
                            m.at("limiter").get<std::string>(), m.at("ideal_read_us")[0].get<double>(),
                            m.at("ideal_read_us")[1].get<double>());
   std::string failing;
-  for (const auto &[gate, v] : kernel->report.at("gates").items())
-    if (v.at("applies").get<bool>() && !v.at("passed").get<bool>()) failing += (failing.empty() ? "" : ", ") + gate;
+  for (const auto &gate : m.at("failing_gates")) failing += (failing.empty() ? "" : ", ") + gate.get<std::string>();
   std::cout << "  gates: " << (failing.empty() ? "all pass" : "failing " + failing) << "\n";
+}
+
+// Where the explanation says the kernel comes from.
+const char *source_of(const std::string &explanation) {
+  if (explanation.find(" from bundle ") != std::string::npos) return "bundle";
+  if (explanation.find(" from the disk cache") != std::string::npos) return "disk_cache";
+  if (explanation.find(" compiled by the JIT") != std::string::npos) return "jit";
+  return "unknown";
+}
 }
 
 int run_explain(const ExplainArgs &a) {
@@ -58,8 +77,20 @@ int run_explain(const ExplainArgs &a) {
   int rc = check(gatejit_runtime_attach_jit(rt));
   char *text = nullptr;
   if (rc == 0) rc = check(gatejit_explain_contract_json(rt, contract_to_json(*normalized).dump().c_str(), &text));
-  if (rc == 0) std::cout << canonical_text(*normalized) << "\n  -> " << text << "\n";
-  if (rc == 0) print_model(*normalized);
+  if (rc == 0 && a.json) {
+    const std::string explanation = text;
+    std::cout << nlohmann::json{{"contract", canonical_text(*normalized)},
+                                {"contract_key", contract_key(*normalized)},
+                                {"explanation", explanation},
+                                {"kernel", explanation.rfind("generic", 0) == 0 ? "generic" : "specialised"},
+                                {"source", source_of(explanation)},
+                                {"model", model_of(*normalized)}}
+                     .dump(1)
+              << "\n";
+  } else if (rc == 0) {
+    std::cout << canonical_text(*normalized) << "\n  -> " << text << "\n";
+    print_model(model_of(*normalized));
+  }
   gatejit_string_free(text);
   gatejit_runtime_destroy(rt);
   return rc;
@@ -73,6 +104,9 @@ Runner add_explain_command(CLI::App &app) {
   a->flags.add_to(cmd);
   cmd->add_option("--bundle", a->bundles, "bundle file(s) to load (besides GATEJIT_BUNDLE_PATH)");
   cmd->add_flag("--no-jit", a->no_jit, "explain as a runtime with JIT disabled");
+  cmd->add_flag("--json", a->json, "print one JSON object: contract, contract_key, explanation, kernel "
+                                   "(specialised | generic), source (bundle | disk_cache | jit), model (the performance "
+                                   "model's prediction and failing gates)");
   return [a] { return run_explain(*a); };
 }
 

@@ -1,11 +1,23 @@
 // The gatejit command line. Each subcommand lives in its own file.
+// Exit status: 0 success; 1 the command ran and failed (the error on stderr);
+// 2 a usage error (unknown flag or subcommand, missing or malformed argument:
+// CLI11's message and a pointer to --help on stderr).
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "commands.h"
+#include "gatejit/compiler/compiler.h"
+#include "gatejit/version.h"
 
 int main(int argc, char **argv) {
   using namespace gatejit::tool;
   CLI::App app{"gatejit: JIT code generator for fused gate-epilogue GPU kernels"};
+  app.set_version_flag("--version", [] {
+    return std::string("gatejit " GATEJIT_VERSION_STRING "\ncompiler fingerprint (cache key): ") +
+           gatejit::compiler::fingerprint();
+  }, "print the version and the compiler fingerprint, then exit");
+  app.footer("Exit status: 0 success, 1 the command failed, 2 usage error (cache verify: 2 also when bad entries remain).");
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App *, Runner>> commands;
   auto add = [&](Runner (*adder)(CLI::App &)) {
@@ -19,10 +31,27 @@ int main(int argc, char **argv) {
   add(add_explain_command);
   add(add_cache_command);
   add(add_precompile_command);
+  add(add_bundle_command);
+  // A first word that names no subcommand: say so (CLI11 would only say that
+  // a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (auto &[sub, run] : commands) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "gatejit: unknown subcommand '%s' (allowed: %s)\nRun with --help for more information.\n",
+                   argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    const int rc = app.exit(e);  // prints help/version (rc 0) or the usage error
+    return rc == 0 ? 0 : 2;
   }
   for (auto &[sub, run] : commands)
     if (sub->parsed()) return run();

@@ -206,8 +206,10 @@ def _candidates() -> List[str]:
     """Where to look for the library when $GATEJIT_LIBRARY is unset, in order.
 
     1. inside the package (what ``pip install .`` puts there), the JIT library first;
-    2. an installed tree (``cmake --install``): the package lives in
-       ``<libdir>/gatejit/python/gatejit`` and the library in ``<libdir>``;
+    2. an installed tree (``cmake --install``, the .deb packages): the package
+       lives in ``<libdir>/gatejit/python/gatejit`` and the libraries in
+       ``<libdir>``, the JIT library first, by SONAME (the unversioned links
+       come with the dev package only);
     3. a source checkout: ``build-py/runtime``, then the other ``build*/runtime``
        folders of the repository, newest first.
     """
@@ -215,7 +217,7 @@ def _candidates() -> List[str]:
     out = [str(package_dir / _JIT_LIB_NAME), str(package_dir / _LIB_NAME)]
     if package_dir.parent.name == "python" and package_dir.parent.parent.name == "gatejit":
         libdir = package_dir.parent.parent.parent
-        out += [str(libdir / _JIT_LIB_NAME), str(libdir / _LIB_NAME)]
+        out += [str(libdir / name) for name in (_JIT_LIB_NAME + ".0", _JIT_LIB_NAME, _LIB_NAME + ".0", _LIB_NAME)]
     repo = package_dir.parent.parent  # python/gatejit -> repository root
     if (repo / "CMakeLists.txt").is_file() and (repo / "runtime").is_dir():
         out.append(str(repo / "build-py" / "runtime" / _LIB_NAME))

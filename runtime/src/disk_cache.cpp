@@ -1,5 +1,7 @@
 #include "disk_cache.h"
 
+#include "gatejit/env_flag.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -244,15 +246,9 @@ std::string cache_key(std::string_view contract_key, std::string_view toolchain_
 StatusOr<DiskCacheOptions> options_from_env() {
   DiskCacheOptions o;
   o.dir = DiskCache::default_dir();
-  if (const char *ro = std::getenv("GATEJIT_CACHE_READONLY")) {
-    const std::string v = ro;
-    if (v == "1" || v == "true" || v == "yes" || v == "on")
-      o.read_only = true;
-    else if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off")
-      o.read_only = false;
-    else
-      return invalid_argument("GATEJIT_CACHE_READONLY=" + quote_input(v) + ": expected 1 or 0");
-  }
+  auto read_only = env_flag("GATEJIT_CACHE_READONLY");
+  if (!read_only.ok()) return read_only.status();
+  o.read_only = *read_only;
   if (const char *mb = std::getenv("GATEJIT_CACHE_MAX_BYTES"); mb && *mb) {
     auto n = parse_byte_count("GATEJIT_CACHE_MAX_BYTES", mb);
     if (!n.ok()) return n.status();

@@ -38,7 +38,7 @@ struct DiskCacheOptions {
 
 // DiskCacheOptions from the environment:
 //   dir       DiskCache::default_dir()
-//   read_only GATEJIT_CACHE_READONLY=1 (also true/yes/on; 0/false/no/off/empty = off)
+//   read_only GATEJIT_CACHE_READONLY (gatejit/env_flag.h: 1/true/yes/on, 0/false/no/off, any case)
 //   max_bytes GATEJIT_CACHE_MAX_BYTES: a byte count, optionally with a K, M or G
 //             suffix (powers of 1024); 0 = no cap
 // A malformed value is an invalid_argument error that names the variable.

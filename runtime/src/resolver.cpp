@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "cache_toolchain.h"
 #include "gatejit/template_choice.h"
 #include "input_echo.h"
 #include "log.h"
@@ -120,16 +121,23 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
     std::shared_lock lock(mu_);
     fingerprint = jit_.fingerprint;
   }
-  // The cache key includes the compiler's fingerprint: without a compiler
-  // attached there is no way to tell a current entry from a stale one.
-  if (!fingerprint.empty()) {
-    if (DiskCache *dc = cache()) {
+  // The cache key includes the compiler's fingerprint. Without a compiler
+  // attached, the toolchain recorded in the cache stands in (cache_toolchain.h).
+  std::string source = " from the disk cache", unread;
+  if (DiskCache *dc = cache()) {
+    if (fingerprint.empty()) {
+      auto recorded = recorded_toolchain(*dc);
+      if (recorded.ok()) fingerprint = *recorded, source += " (no compiler attached: toolchain recorded in the cache)";
+      else unread = "; the disk cache is not read without a compiler: " + recorded.status().message();
+    }
+    if (!fingerprint.empty()) {
       auto kb = dc->get(cache_key(key, fingerprint), key, fingerprint);
-      if (kb.ok()) return Resolution{std::move(*kb), what + " from the disk cache"};
+      if (kb.ok()) return Resolution{std::move(*kb), what + source};
       if (kb.status().code() != StatusCode::kNotFound) log::warn_once("disk cache: " + kb.status().message());
     }
   }
-  return not_found(what + ": not in " + std::to_string(bundle_count()) + " bundle(s) or the disk cache" + damaged);
+  return not_found(what + ": not in " + std::to_string(bundle_count()) + " bundle(s) or the disk cache" + damaged +
+                   unread);
 }
 
 StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const std::string &what) {
@@ -154,6 +162,9 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const s
   auto kb = dc->get_or_compile(cache_key(key, hook.fingerprint), key, hook.fingerprint,
                                [&] { return hook.compile(candidate); }, &hit, &stored);
   if (!kb.ok()) return kb.status();
+  // Recorded once the entry is on disk, so a runtime without the compiler can find it.
+  if (hit || stored.ok())
+    if (Status s = record_toolchain(*dc, hook.fingerprint); !s.ok()) log::warn_once("disk cache: " + s.message());
   if (hit) return Resolution{std::move(*kb), what + " from the disk cache (compiled by another process)"};
   return Resolution{std::move(*kb), what + " compiled by the JIT" +
                                         (stored.ok() ? "" : " (not stored in the disk cache: " + stored.message() + ")")};

@@ -1,5 +1,8 @@
 #include "runtime_core.h"
 
+#include "gatejit/env_flag.h"
+#include "jit_library.h"
+
 #include <cstdlib>
 #include <cstdio>
 #include <cstdint>
@@ -31,11 +34,6 @@ auto *find_or_create(Map &map, std::shared_mutex &mu, const typename Map::key_ty
   return entry.get();
 }
 
-bool env_flag(const char *name) {
-  const char *v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
 std::vector<std::string> split_paths(const char *list) {
   std::vector<std::string> out;
   if (!list) return out;
@@ -56,7 +54,9 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
   auto env = options_from_env();
   if (env.ok()) r.resolver.cache = *env;
   else log::warn_once(env.status().message() + "; using the default cache options");
-  r.resolver.disable_jit = env_flag("GATEJIT_DISABLE_JIT");
+  auto disable_jit = env_flag("GATEJIT_DISABLE_JIT");
+  if (disable_jit.ok()) r.resolver.disable_jit = *disable_jit;
+  else r.env_status = disable_jit.status();
   if (o) {
     if (o->cache_dir) r.resolver.cache.dir = o->cache_dir;
     if (o->disable_cache) r.resolver.disable_cache = true;
@@ -86,12 +86,28 @@ RuntimeCore::~RuntimeCore() {
 }
 
 Status RuntimeCore::init() {
+  GATEJIT_RETURN_IF_ERROR(options_.env_status);
   if (!options_.template_override.empty()) {
     auto kind = parse_template(options_.template_override);
     if (!kind.ok()) return invalid_argument("GATEJIT_TEMPLATE: " + kind.status().message());
     template_kind_ = *kind;
   }
   for (const std::string &path : options_.bundles) GATEJIT_RETURN_IF_ERROR(resolver_.add_bundle(path));
+  return attach_jit_library();
+}
+
+Status RuntimeCore::attach_jit_library() {
+  if (options_.resolver.disable_jit) return Status::Ok();
+  const auto location = find_jit_library();
+  if (!location) return Status::Ok();
+  auto hook = load_jit_library(location->path);
+  if (hook.ok()) {
+    resolver_.set_jit(std::move(*hook));
+    return Status::Ok();
+  }
+  // Named by the user: not loading it is an error. Found beside us: a warning.
+  if (location->explicit_choice) return Status(hook.status().code(), "GATEJIT_JIT_LIBRARY: " + hook.status().message());
+  log::warn_once(hook.status().message() + "; running without the JIT");
   return Status::Ok();
 }
 

@@ -25,6 +25,8 @@ struct RuntimeOptions {
   // GATEJIT_TEMPLATE: auto (default), or a template every call must use (for
   // A/B comparisons and for testing a template where auto would pick another).
   std::string template_override;
+  // A malformed environment variable (GATEJIT_DISABLE_JIT=maybe): init() fails with it.
+  Status env_status;
 };
 
 // Options from the C struct (may be null) and the environment.
@@ -37,7 +39,9 @@ class RuntimeCore {
   RuntimeCore(const RuntimeCore &) = delete;
   RuntimeCore &operator=(const RuntimeCore &) = delete;
 
-  Status init();  // loads the bundles named in the options
+  // Loads the bundles named in the options and, unless the JIT is disabled,
+  // attaches the JIT library when one is found (jit_library.h).
+  Status init();
   Resolver &resolver() { return resolver_; }
 
   Status launch(const gatejit_gate_args_t &args);
@@ -90,6 +94,7 @@ class RuntimeCore {
     FunctionHandle fn;
   };
 
+  Status attach_jit_library();
   StatusOr<DeviceBackend *> backend_for(gatejit_device_kind_t kind);
   StatusOr<Target> device_target(gatejit_device_kind_t kind, int ordinal);
   // The contract of a call: the device's target, the descriptors, and the

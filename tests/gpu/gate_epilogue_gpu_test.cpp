@@ -5,8 +5,12 @@
 // checker catches a kernel that skips the boundary roundings.
 //
 // Kernels come from the bundle named by GATEJIT_TEST_BUNDLE (precompiled for
-// sm_90 from tests/gpu/bundle_spec.json; the GPU machine has no LLVM). Where
-// no GPU is present every test is skipped with the reason.
+// sm_90 from tests/gpu/bundle_spec.json; the GPU machine has no LLVM), or,
+// with GATEJIT_TEST_JIT=1, from the JIT: no bundle, the JIT library named by
+// GATEJIT_JIT_LIBRARY compiles each kernel from its contract on first use
+// into the disk cache ($GATEJIT_CACHE_DIR), which serves it from then on (a
+// second run in a fresh process is all cache hits). Where no GPU is present
+// every test is skipped with the reason.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,6 +21,7 @@
 #include <string>
 
 #include "support/cuda_driver.h"
+#include "gatejit/env_flag.h"
 #include "gatejit/gatejit.h"
 #include "support/gate_reference.h"
 
@@ -92,19 +97,44 @@ class GpuTest : public ::testing::Test {
   void SetUp() override {
     std::string why;
     if (!driver(&why)) GTEST_SKIP() << "no GPU: " << why;
-    const char *bundle = std::getenv("GATEJIT_TEST_BUNDLE");
-    ASSERT_TRUE(bundle && *bundle) << "a GPU is present but GATEJIT_TEST_BUNDLE names no kernel bundle "
-                                      "(scripts/device_run.sh builds one)";
     gatejit_runtime_options_t options{};
-    options.bundle_path = bundle;
-    options.disable_jit = 1;
-    options.disable_cache = 1;
+    if (jit_mode()) {
+      ASSERT_TRUE(std::getenv("GATEJIT_JIT_LIBRARY")) << "GATEJIT_TEST_JIT=1 needs GATEJIT_JIT_LIBRARY";
+    } else {
+      const char *bundle = std::getenv("GATEJIT_TEST_BUNDLE");
+      ASSERT_TRUE(bundle && *bundle) << "a GPU is present but GATEJIT_TEST_BUNDLE names no kernel bundle "
+                                        "(scripts/device_run.sh builds one)";
+      options.bundle_path = bundle;
+      options.disable_jit = 1;
+      options.disable_cache = 1;
+    }
     if (const char *t = forced_template()) setenv("GATEJIT_TEMPLATE", t, 1);
     const std::string created = expect_ok(gatejit_runtime_create(&options, &rt_));
     unsetenv("GATEJIT_TEMPLATE");
     ASSERT_EQ(created, "");
   }
   void TearDown() override { gatejit_runtime_destroy(rt_); }
+
+  static bool jit_mode() {
+    auto on = env_flag("GATEJIT_TEST_JIT");  // 1/true/yes/on, as every gatejit boolean variable
+    if (!on.ok()) ADD_FAILURE() << on.status().message();
+    return on.ok() && *on;
+  }
+  // The path a case expects. Under the JIT every kernel is the exact
+  // contract's (there is no bundle with dynamic-M buckets), compiled now or
+  // earlier (the disk cache), never from a bundle.
+  static void expect_path(const std::string &explanation, const std::string &expect) {
+    if (!jit_mode()) {
+      EXPECT_NE(explanation.find(expect), std::string::npos) << "path: " << explanation;
+      return;
+    }
+    EXPECT_TRUE(explanation.find("compiled by the JIT") != std::string::npos ||
+                explanation.find("from the disk cache") != std::string::npos)
+        << "path: " << explanation;
+    const size_t bucket = expect.find("dynamic-M bucket");
+    const std::string kind = bucket == std::string::npos ? expect : "specialised";
+    EXPECT_NE(explanation.find(kind), std::string::npos) << "path: " << explanation;
+  }
 
   static std::string expect_ok(gatejit_status_t s) {
     std::string m = s ? gatejit_status_message(s) : "";
@@ -194,7 +224,7 @@ class GpuTest : public ::testing::Test {
     ASSERT_EQ(expect_ok(gatejit_explain(rt_, &b.args, &text)), "");
     const std::string explanation = text ? text : "";
     gatejit_string_free(text);
-    EXPECT_NE(explanation.find(c.expect), std::string::npos) << "path: " << explanation;
+    expect_path(explanation, c.expect);
     ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &b.args)), "");
     check(driver(nullptr)->cuCtxSynchronize(), "cuCtxSynchronize");
     const HostTensor out = download_out(b, c);
@@ -434,7 +464,7 @@ TEST_P(BackToBackChain, EveryStepSeesItsProducersOutput) {
   char *text = nullptr;
   gatejit_gate_args_t first = step_args(0);
   ASSERT_EQ(expect_ok(gatejit_explain(rt_, &first, &text)), "");
-  EXPECT_NE(std::string(text ? text : "").find(c.expect), std::string::npos) << (text ? text : "");
+  expect_path(text ? text : "", c.expect);
   gatejit_string_free(text);
   CUstream stream = nullptr;
   check(drv->cuStreamCreate(&stream, 1 /* non-blocking */), "cuStreamCreate");

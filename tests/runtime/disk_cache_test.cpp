@@ -894,6 +894,10 @@ TEST(DiskCacheEnv, OptionsFromEnv) {
   max.unset();
   ro.set("maybe");
   EXPECT_FALSE(options_from_env().ok());
+  ro.set("TRUE");  // the spellings of gatejit/env_flag.h, in any case
+  EXPECT_TRUE(options_from_env()->read_only);
+  ro.set("Off");
+  EXPECT_FALSE(options_from_env()->read_only);
 }
 
 // ---- issue 19, point 7: maintenance beside live writers ----------------------------------------

@@ -1,0 +1,70 @@
+// Boolean environment variables, one spelling rule for all of them
+// (gatejit/env_flag.h), and what a malformed one does to runtime creation.
+#include "gatejit/env_flag.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "gatejit/gatejit.h"
+
+namespace gatejit {
+namespace {
+
+TEST(EnvFlag, SpellingsInAnyCase) {
+  for (const char *on : {"1", "true", "TRUE", "yes", "Yes", "on", "ON"}) EXPECT_EQ(parse_flag(on), true) << on;
+  for (const char *off : {"0", "false", "False", "no", "NO", "off", "Off"}) EXPECT_EQ(parse_flag(off), false) << off;
+  for (const char *bad : {"2", "maybe", "y", "truee", " 1", "enabled"}) EXPECT_EQ(parse_flag(bad), std::nullopt) << bad;
+}
+
+TEST(EnvFlag, UnsetOrEmptyIsTheDefaultAndAnythingElseNamesTheVariable) {
+  const char *name = "GATEJIT_ENV_FLAG_TEST";
+  unsetenv(name);
+  EXPECT_EQ(*env_flag(name), false);
+  EXPECT_EQ(*env_flag(name, true), true);
+  setenv(name, "", 1);
+  EXPECT_EQ(*env_flag(name, true), true);
+  setenv(name, "On", 1);
+  EXPECT_EQ(*env_flag(name), true);
+  setenv(name, "sometimes", 1);
+  auto bad = env_flag(name);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("GATEJIT_ENV_FLAG_TEST='sometimes'"), std::string::npos)
+      << bad.status().message();
+  unsetenv(name);
+}
+
+TEST(EnvFlag, MalformedDisableJitFailsRuntimeCreation) {
+  setenv("GATEJIT_DISABLE_JIT", "maybe", 1);
+  gatejit_runtime_t rt = nullptr;
+  gatejit_status_t s = gatejit_runtime_create(nullptr, &rt);
+  unsetenv("GATEJIT_DISABLE_JIT");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(gatejit_status_code(s), GATEJIT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gatejit_status_message(s)).find("GATEJIT_DISABLE_JIT='maybe'"), std::string::npos)
+      << gatejit_status_message(s);
+  EXPECT_EQ(rt, nullptr);
+  gatejit_status_free(s);
+
+  // With the JIT enabled, creation loads GATEJIT_JIT_LIBRARY (and fails on a
+  // missing one); with it disabled, the variable is not read. So "off" and
+  // "ON" are seen as false and true.
+  setenv("GATEJIT_JIT_LIBRARY", "/nonexistent/libgatejit_jit.so", 1);
+  setenv("GATEJIT_DISABLE_JIT", "off", 1);
+  s = gatejit_runtime_create(nullptr, &rt);
+  EXPECT_NE(std::string(gatejit_status_message(s)).find("GATEJIT_JIT_LIBRARY"), std::string::npos)
+      << gatejit_status_message(s);
+  gatejit_status_free(s);
+  setenv("GATEJIT_DISABLE_JIT", "ON", 1);
+  s = gatejit_runtime_create(nullptr, &rt);
+  EXPECT_EQ(s, nullptr) << gatejit_status_message(s);
+  gatejit_status_free(s);
+  gatejit_runtime_destroy(rt);
+  unsetenv("GATEJIT_DISABLE_JIT");
+  unsetenv("GATEJIT_JIT_LIBRARY");
+}
+
+}  // namespace
+}  // namespace gatejit
