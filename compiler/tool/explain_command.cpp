@@ -54,7 +54,6 @@ const char *source_of(const std::string &explanation) {
   if (explanation.find(" compiled by the JIT") != std::string::npos) return "jit";
   return "unknown";
 }
-}
 
 int run_explain(const ExplainArgs &a) {
   auto contract = a.flags.contract();
