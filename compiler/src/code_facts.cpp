@@ -37,7 +37,6 @@ struct Entry {
   bool load;
   std::vector<std::string> regs;
   int64_t epoch = 0;
-  int64_t segment = 0;
   bool main = false;  // issued in the main region
 };
 
@@ -122,7 +121,7 @@ class Replay {
     for (const std::string &r : address) rides = rides && !load_derived_.count(r);
     if (hoist_loads_)
       for (const std::string &r : regs) load_derived_.insert(r);
-    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, segment_, main_});
+    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, main_});
     s.max_in_flight = std::max(s.max_in_flight, loads_outstanding());
   }
   void step(const Step &st, RegionStats &s) {
