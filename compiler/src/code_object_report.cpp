@@ -173,6 +173,13 @@ StatusOr<nlohmann::json> read_code_object_report(std::span<const uint8_t> bytes)
   }
 }
 
+std::string format_model(const nlohmann::json &m) {
+  return fmt::format("{:.2f} us predicted ({:.2f}-{:.2f}) on {}, limited by {}; ideal read {:.2f}-{:.2f} us",
+                     m.value("predicted_us", 0.0), m["range_us"][0].get<double>(), m["range_us"][1].get<double>(),
+                     m.value("device", ""), m.value("limiter", ""), m["ideal_read_us"][0].get<double>(),
+                     m["ideal_read_us"][1].get<double>());
+}
+
 std::string format_report(const nlohmann::json &r) {
   std::string s;
   auto line = [&](const std::string &k, const std::string &v) { s += fmt::format("  {:<22} {}\n", k, v); };
@@ -202,13 +209,7 @@ std::string format_report(const nlohmann::json &r) {
   if (r.contains("tensor_map_boxes")) line("tensor_map_boxes", str(r["tensor_map_boxes"]));
   if (r.contains("compile_ms")) line("compile_ms", fmt::format("{:.1f}", r["compile_ms"].get<double>()));
   line("code_object_bytes", str(r.value("code_object_bytes", 0)));
-  if (r.contains("model")) {
-    const auto &m = r["model"];
-    line("model", fmt::format("{:.2f} us predicted ({:.2f}-{:.2f}) on {}, limited by {}; ideal read {:.2f}-{:.2f} us",
-                              m.value("predicted_us", 0.0), m["range_us"][0].get<double>(),
-                              m["range_us"][1].get<double>(), str(m.value("device", "")), str(m.value("limiter", "")),
-                              m["ideal_read_us"][0].get<double>(), m["ideal_read_us"][1].get<double>()));
-  }
+  if (r.contains("model")) line("model", format_model(r["model"]));
   if (r.contains("gates")) {
     for (const auto &[name, g] : r["gates"].items())
       if (g.value("applies", true))

@@ -21,4 +21,8 @@ BinaryFormat sniff_format(std::span<const uint8_t> bytes);
 // Human-readable rendering of a report (compile, inspect).
 std::string format_report(const nlohmann::json &report);
 
+// One line of a report's "model" (perf_model.h): the prediction, its range,
+// the device, the limiter and the ideal read.
+std::string format_model(const nlohmann::json &model);
+
 }  // namespace gatejit::compiler

@@ -743,10 +743,7 @@ void plan_occupancy(KernelPlan &p, int64_t m) {
   if (!t.amdgpu || p.kind == TemplateKind::kGeneric) return;
   const LaunchGeometry &g = p.geometry;
   const int64_t workgroups = int64_t(g.grid_x(p.contract.n)) * g.grid_y(m) * g.grid_z();
-  const int64_t waves_per_workgroup = (g.block_x + t.wave_size - 1) / t.wave_size;
-  const int64_t per_cu = (workgroups + t.compute_units - 1) / t.compute_units;
-  const int64_t placed = (per_cu * waves_per_workgroup + t.simds_per_cu - 1) / t.simds_per_cu;
-  p.max_waves_per_simd = std::clamp<int64_t>(placed, 1, t.max_waves_per_simd);
+  p.max_waves_per_simd = std::clamp<int64_t>(waves_per_simd_placed(t, workgroups, g.block_x), 1, t.max_waves_per_simd);
   p.params["WAVES_PER_EU"] = fmt::format("{}", p.max_waves_per_simd);
   p.tuning_keys.push_back("WAVES_PER_EU");
 }

@@ -46,15 +46,7 @@ Prediction predict(const ModelInput &in) {
   p.occupancy = occupancy(t, in.registers_per_lane, in.shared_bytes, in.block_threads);
   const int64_t capacity = std::max<int64_t>(1, p.occupancy.workgroups_per_cu) * t.compute_units;
   p.resident_workgroups = std::min(p.workgroups, capacity);
-  const int64_t waves_per_block = ceil_div(in.block_threads, t.wave_size);
-  // Waves a SIMD holds at once for this grid: a grid larger than the
-  // hardware holds (by waves or threads) runs in rounds whatever the
-  // registers, so what it places is capped there.
-  const int64_t hardware_groups = std::min<int64_t>(t.max_waves_per_simd * t.simds_per_cu / waves_per_block,
-                                                    t.max_threads_per_cu / std::max<int64_t>(1, in.block_threads));
-  p.waves_per_simd_placed =
-      ceil_div(std::min(ceil_div(p.workgroups, t.compute_units), std::max<int64_t>(1, hardware_groups)) * waves_per_block,
-               t.simds_per_cu);
+  p.waves_per_simd_placed = waves_per_simd_placed(t, p.workgroups, in.block_threads);
 
   // Bytes in flight: the async-copy forms keep their stages ahead in
   // flight per workgroup (the plan's depth); the others what a lane has

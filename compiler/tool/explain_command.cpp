@@ -1,8 +1,8 @@
 // gatejit explain <contract flags>: which path the runtime takes and why.
-#include <fmt/format.h>
 
 #include <iostream>
 
+#include "code_object_report.h"
 #include "commands.h"
 #include "contract_flags.h"
 #include "gatejit/compiler/compiler.h"
@@ -37,11 +37,7 @@ void print_model(const nlohmann::json &m) {
     std::cout << "  model: not available (" << m.at("error").get<std::string>() << ")\n";
     return;
   }
-  std::cout << fmt::format("  model: {:.2f} us ({:.2f}-{:.2f}) on {}, limited by {}; ideal read {:.2f}-{:.2f} us\n",
-                           m.at("predicted_us").get<double>(), m.at("range_us")[0].get<double>(),
-                           m.at("range_us")[1].get<double>(), m.at("device").get<std::string>(),
-                           m.at("limiter").get<std::string>(), m.at("ideal_read_us")[0].get<double>(),
-                           m.at("ideal_read_us")[1].get<double>());
+  std::cout << "  model: " << compiler::format_model(m) << "\n";
   std::string failing;
   for (const auto &gate : m.at("failing_gates")) failing += (failing.empty() ? "" : ", ") + gate.get<std::string>();
   std::cout << "  gates: " << (failing.empty() ? "all pass" : "failing " + failing) << "\n";

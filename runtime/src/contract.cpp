@@ -70,9 +70,11 @@ StatusOr<Target> parse_target(std::string_view s) {
   // ("any"), which runs on either setting.
   const std::string_view processor = s.substr(0, s.find(':'));
   const TargetInfo *info = processor == "sm90" ? &target_info(Target::kSm90) : find_target_info(processor);
-  std::string allowed;
-  for (const TargetInfo &row : target_table()) allowed += (allowed.empty() ? "" : ", ") + std::string(row.name);
-  if (!info) return invalid_argument("target = " + quoted(s) + ": allowed targets are " + allowed);
+  if (!info) {
+    std::string allowed;
+    for (const TargetInfo &row : target_table()) allowed += (allowed.empty() ? "" : ", ") + std::string(row.name);
+    return invalid_argument("target = " + quoted(s) + ": allowed targets are " + allowed);
+  }
   std::string_view features = processor.size() < s.size() ? s.substr(processor.size() + 1) : std::string_view();
   while (!features.empty()) {
     const std::string_view f = features.substr(0, features.find(':'));

@@ -169,4 +169,13 @@ Occupancy occupancy(const TargetInfo &t, int64_t registers_per_lane, int64_t sha
   return o;
 }
 
+int64_t waves_per_simd_placed(const TargetInfo &t, int64_t workgroups, int64_t workgroup_threads) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t waves_per_group = std::max<int64_t>(1, ceil_div(workgroup_threads, t.wave_size));
+  const int64_t held = std::min<int64_t>(t.max_waves_per_simd * t.simds_per_cu / waves_per_group,
+                                         t.max_threads_per_cu / std::max<int64_t>(1, workgroup_threads));
+  const int64_t per_cu = std::min(ceil_div(workgroups, t.compute_units), std::max<int64_t>(1, held));
+  return ceil_div(per_cu * waves_per_group, t.simds_per_cu);
+}
+
 }  // namespace gatejit

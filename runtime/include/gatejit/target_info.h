@@ -89,4 +89,9 @@ struct Occupancy {
 };
 Occupancy occupancy(const TargetInfo &t, int64_t registers_per_lane, int64_t shared_bytes, int64_t workgroup_threads);
 
+// Waves per SIMD a grid of `workgroups` places at once: its workgroups per
+// CU (capped at what the hardware holds by waves and threads: a larger grid
+// runs in rounds whatever the registers) times their waves, over the SIMDs.
+int64_t waves_per_simd_placed(const TargetInfo &t, int64_t workgroups, int64_t workgroup_threads);
+
 }  // namespace gatejit
