@@ -62,13 +62,10 @@ def main():
         ratio = r.get("predicted_over_measured")
         if ratio:
             worst = max(worst, abs(ratio - 1))
+        measured = f"{r['measured_us']:.2f} | {ratio:.2f}" if ratio else "- | -"
         print(f"| {r['m']} | {r['n']} | {r['form']} | {'x'.join(map(str, r['grid']))} | {r['predicted_us']:.2f} | "
               f"{r['range_us'][0]:.2f}-{r['range_us'][1]:.2f} | {r['limiter']} | "
-              f"{r['ideal_read_us'][0]:.2f}-{r['ideal_read_us'][1]:.2f} | "
-              f"{r['measured_us']:.2f} | {ratio:.2f} |" if ratio else
-              f"| {r['m']} | {r['n']} | {r['form']} | {'x'.join(map(str, r['grid']))} | {r['predicted_us']:.2f} | "
-              f"{r['range_us'][0]:.2f}-{r['range_us'][1]:.2f} | {r['limiter']} | "
-              f"{r['ideal_read_us'][0]:.2f}-{r['ideal_read_us'][1]:.2f} | - | - |")
+              f"{r['ideal_read_us'][0]:.2f}-{r['ideal_read_us'][1]:.2f} | {measured} |")
     if a.bench:
         print(f"\nworst |predicted / measured - 1|: {worst:.1%}")
     if a.json:
