@@ -55,6 +55,16 @@ def _inputs(torch, m):
     return hidden, weight, attn
 
 
+def _entry_reports(cache_dir):
+    """{path: report} of the cache's entries ("GJKB" | u32 version | u32 meta length | meta JSON | ...)."""
+    out = {}
+    for path in Path(cache_dir).glob("v1/*/*.gjk"):
+        blob = path.read_bytes()
+        meta = json.loads(blob[12:12 + int.from_bytes(blob[8:12], "little")])
+        out[str(path)] = dict(json.loads(meta["report"]), format=meta["format"])
+    return out
+
+
 def child_gatejit():
     import torch
     torch.zeros(1, device="cuda")  # CUDA context and torch's kernels up before any timing
@@ -69,20 +79,25 @@ def child_gatejit():
         os.environ.pop("GATEJIT_TEMPLATE", None)
         hidden, weight, attn = _inputs(torch, m)
         res = torch.empty_like(attn)
-        compile_ms = None
+        compile_ms, phases = None, []
         if split:  # the compile alone (no device), then the first call finds it in the cache
             contract = {"m": m, "n": N, "k": K, "dtype": "bf16", "act": "sigmoid", "target": "sm_90"}
             if template:
                 contract["template"] = template
+            before = set(_entry_reports(os.environ["GATEJIT_CACHE_DIR"]))
             start = time.perf_counter()
             rt.resolve_contract(contract)
             compile_ms = (time.perf_counter() - start) * 1e3
+            new = [r for p, r in _entry_reports(os.environ["GATEJIT_CACHE_DIR"]).items() if p not in before]
+            phases = [r.get("compile_phases_ms") for r in new if r["format"] == "ptx"]
+        phases = phases[0] if phases else None
         first = _timed(lambda: rt.gate_epilogue(hidden, weight, attn, res), torch)
         second = _timed(lambda: rt.gate_epilogue(hidden, weight, attn, res), torch)
         ref = (torch.sigmoid(hidden.float() @ weight.float().T) * attn.float())
         err = (res.float() - ref).abs().max().item()
         out[name] = {"first_ms": first, "second_ms": second, "max_abs_err": err, "jit_attached": rt.jit_attached,
-                     "path": rt.explain(hidden, weight, attn, res), "compile_ms": compile_ms}
+                     "path": rt.explain(hidden, weight, attn, res), "compile_ms": compile_ms,
+                     "compile_phases_ms": phases}
     print(json.dumps(out))
 
 
@@ -171,6 +186,12 @@ def main():
     lines.append("milliseconds: median (each round); 'of which compile' is resolve_contract alone on another empty "
                  "cache (the first call after it took " + ", ".join(
                      f"{n} {fmt([v['first_ms'] for v in rows[(n, 'split')]])}" for n in FORMS) + ")")
+    lines.append("")
+    lines.append("the compile's phases (the report's compile_phases_ms), median ms over the split runs:")
+    for n in FORMS:
+        runs = [v["compile_phases_ms"] for v in rows.get((n, "split"), []) if v.get("compile_phases_ms")]
+        if runs:
+            lines.append(f"- {n}: " + ", ".join(f"{k} {statistics.median(r[k] for r in runs):.1f}" for k in runs[0]))
     for d in details:
         for name, v in d.items():
             if isinstance(v, dict) and v.get("max_abs_err", 0) > 0.1:

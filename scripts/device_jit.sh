@@ -6,8 +6,10 @@
 #   2. the GPU suite with GATEJIT_TEST_JIT=1 and an EMPTY disk cache, in
 #      JIT_SHARDS parallel processes (gtest sharding) sharing the cache: every
 #      kernel is compiled from its contract at run time;
-#   3. the suite again in fresh processes: every kernel from the warm cache,
-#      nothing compiled (the cache holds the same entries, no "JIT compile");
+#   3. the suite again in fresh processes with the CUDA driver's own cache
+#      off: every kernel from the warm cache, nothing compiled (no "JIT
+#      compile", and every module loaded from its cached cubin: no PTX
+#      compile by the driver either);
 #   4. bench/jit_latency.py: cold and warm first-call latency next to Triton's;
 #   5. the Python tests with the JIT library as the binding's library, cold
 #      (empty cache) then warm.
@@ -36,14 +38,15 @@ entries() { find "$1" -name '*.gjk' 2>/dev/null | wc -l; }
 suite() {
   local cache=$1 phase=$2 shards=${JIT_SHARDS:-8} i rc=0 start=$SECONDS
   for ((i = 0; i < shards; i++)); do
-    GATEJIT_CACHE_DIR=$cache GATEJIT_LOG=info GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+    CUDA_CACHE_DISABLE=1 GATEJIT_CACHE_DIR=$cache GATEJIT_LOG=info GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
       timeout "${SUITE_TIMEOUT:-200}" "./$BUILD/tests/gpu_tests" > "$logs/gpu_jit_${phase}_$i.log" 2>&1 &
   done
   for ((i = 0; i < shards; i++)); do wait -n || rc=1; done
   local files=("$logs"/gpu_jit_"${phase}"_*.log)
   echo "$phase: $(cat "${files[@]}" | grep -cE '^\[       OK') passed, $(cat "${files[@]}" | grep -cE '^\[  FAILED  \] .*\(') failed," \
        "$(cat "${files[@]}" | grep -cE '^\[  SKIPPED \] .*\(') skipped in $((SECONDS - start)) s ($shards processes);" \
-       "$(cat "${files[@]}" | grep -c 'JIT compile') JIT compiles; cache entries: $(entries "$cache")"
+       "$(cat "${files[@]}" | grep -c 'JIT compile') JIT compiles; cache entries: $(entries "$cache");" \
+       "modules loaded: $(cat "${files[@]}" | grep -c 'loaded module'), from a cached cubin: $(cat "${files[@]}" | grep -c 'loaded module.*(cache hit)')"
   cat "${files[@]}" | grep -E '^\[  FAILED  \] .*\(|Failure|^\[gpu summary\]' | head -20
   pack
   return $rc
@@ -54,6 +57,10 @@ suite "$work/cache-suite" cold || status=1
 step "GPU suite again, fresh processes, warm cache (nothing may compile)"
 suite "$work/cache-suite" warm || status=1
 if grep -q 'JIT compile' "$logs"/gpu_jit_warm_*.log; then echo "ERROR: the warm run compiled"; status=1; fi
+if grep 'loaded module' "$logs"/gpu_jit_warm_*.log | grep -vq '(cache hit)'; then
+  echo "ERROR: the warm run made the driver compile PTX:"; grep -h 'loaded module' "$logs"/gpu_jit_warm_*.log | grep -v '(cache hit)' | head -3
+  status=1
+fi
 
 step "JIT latency: cold and warm first calls, gatejit vs Triton"
 timeout 200 python3 bench/jit_latency.py --rounds ${LATENCY_ROUNDS:-2} --json "$OUT/jit_latency.json" \

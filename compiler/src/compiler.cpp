@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "code_object_report.h"
+#include "compile_phases.h"
 #include "gatejit/version.h"
 #include "kernel_plan.h"
 #include "lld_link.h"
@@ -26,16 +27,19 @@ constexpr const char *kCodegenOptions = "O3;cov5;bare-ptr;index64";
 extern const char kGeneratorSourceHash[];  // generated: cmake/hash_generator.cmake
 namespace {
 
-StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, const KernelPlan &plan) {
+StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, const KernelPlan &plan,
+                                             CompilePhases &phases) {
   const Target target = plan.contract.target;
   llvm::LLVMContext llvm_ctx;
-  auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx);
+  auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx, &phases);
   if (!module.ok()) return module.status();
   limit_kernel_occupancy(**module, plan.max_waves_per_simd);
-  if (!target_is_amdgpu(target)) return codegen(**module, target, CodegenOutput::kAssembly);
-  auto object = codegen(**module, target, CodegenOutput::kObject);
+  if (!target_is_amdgpu(target)) return codegen(**module, target, CodegenOutput::kAssembly, &phases);
+  auto object = codegen(**module, target, CodegenOutput::kObject, &phases);
   if (!object.ok()) return object.status();
-  return link_code_object(*object);
+  auto linked = link_code_object(*object);
+  phases.mark("link");
+  return linked;
 }
 
 }  // namespace
@@ -58,19 +62,23 @@ std::string fingerprint() {
 
 StatusOr<CompiledKernel> compile(const Contract &input) {
   const auto start = std::chrono::steady_clock::now();
+  CompilePhases phases;
   auto contract = normalize(input);
   if (!contract.ok()) return contract.status();
   auto plan = plan_kernel(*contract);
   if (!plan.ok()) return plan.status();
+  phases.mark("plan");
   auto text = instantiate(*plan);
   if (!text.ok()) return text.status();
-  auto code = generate_code(*text, *plan);
+  phases.mark("instantiate");
+  auto code = generate_code(*text, *plan, phases);
   if (!code.ok()) return code.status();
   const double compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   auto report = read_code_object_report(*code);
   if (!report.ok()) return report.status();
+  phases.mark("code_report");
   const Contract &c = *contract;
   const int64_t m_launch = c.m_dynamic ? c.m_max : c.m;
   (*report)["contract"] = canonical_text(c);
@@ -86,6 +94,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   if (const TensorMapBoxes &maps = plan->geometry.tensor_maps; maps.any())
     (*report)["tensor_map_boxes"] = {maps.box_k, maps.weight_rows, maps.hidden_rows};
   const std::string toolchain = fingerprint();  // hashes every template: once per compile
+  phases.mark("fingerprint");
   (*report)["toolchain"] = toolchain;
   nlohmann::json tuning = nlohmann::json::object();
   for (const std::string &name : plan->tuning_keys) tuning[name] = std::stoll(plan->params.at(name));
@@ -93,6 +102,10 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   // The model reads the launch shape of the contract asked for (a generic
   // plan's contract has none).
   if (Status s = add_model_report(c, *plan, *code, *report); !s.ok()) return s;
+  phases.mark("model");
+  nlohmann::json phase_ms = nlohmann::json::object();
+  for (const auto &[name, ms] : phases.phases()) phase_ms[name] = ms;
+  (*report)["compile_phases_ms"] = phase_ms;
 
   CompiledKernel out;
   KernelBinary &kb = out.binary;

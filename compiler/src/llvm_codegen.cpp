@@ -1,6 +1,7 @@
 #include "llvm_codegen.h"
 
 #include "gatejit/target_info.h"
+#include "compile_phases.h"
 
 #include <mutex>
 
@@ -65,7 +66,8 @@ void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
 
 std::string llvm_version() { return LLVM_VERSION_STRING; }
 
-StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output) {
+StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output,
+                                       CompilePhases *phases) {
   init_targets_once();
   const TargetSpec spec = spec_for(target);
   const llvm::Triple triple(spec.triple);
@@ -94,6 +96,7 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
   llvm::raw_string_ostream verify_os(verify_errors);
   if (llvm::verifyModule(module, &verify_os)) return compile_error("LLVM IR does not verify:\n" + verify_errors);
   optimize(module, *tm);
+  if (phases) phases->mark("llvm_opt");
 
   if (output == CodegenOutput::kOptimizedIr) {
     std::string text;
@@ -110,6 +113,7 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
   if (tm->addPassesToEmitFile(codegen_pm, os, nullptr, file_type))
     return compile_error(std::string("the ") + spec.cpu + " backend cannot emit this file type");
   codegen_pm.run(module);
+  if (phases) phases->mark("llvm_codegen");
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
 

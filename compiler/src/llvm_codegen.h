@@ -15,14 +15,18 @@ class Module;
 
 namespace gatejit::compiler {
 
+class CompilePhases;
+
 // kOptimizedIr: the module's text after the O3 pipeline, with no machine code
 // emitted (what `gatejit ir --stage llvm` prints).
 enum class CodegenOutput { kObject, kAssembly, kOptimizedIr };
 
 // Sets the triple and data layout, runs the O3 pipeline, and emits.
 // kObject on AMDGPU: ELF relocatable; kAssembly: AMDGPU asm or PTX text;
-// kOptimizedIr: LLVM IR text.
-StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output);
+// kOptimizedIr: LLVM IR text. `phases` (optional) gets "llvm_opt" and
+// "llvm_codegen".
+StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, CodegenOutput output,
+                                       CompilePhases *phases = nullptr);
 
 // AMDGPU: schedules every kernel of `module` for at most `max_waves` waves
 // per SIMD ("amdgpu-waves-per-eu" = "1,max_waves"); 0 leaves them alone.

@@ -31,8 +31,10 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "gatejit/env_flag.h"
+#include "compile_phases.h"
 #include "passes.h"
 
 namespace gatejit::compiler {
@@ -71,13 +73,23 @@ class DiagnosticCollector {
   mlir::ScopedDiagnosticHandler handler_;
 };
 
+// Canonicalisation without block merging ("aggressive" region
+// simplification): on the unrolled kernels that was two thirds of the
+// canonicaliser's time, and LLVM's SimplifyCFG merges the same blocks
+// (every code object came out byte-identical without it).
+std::unique_ptr<mlir::Pass> create_canonicalizer() {
+  mlir::GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(mlir::GreedySimplifyRegionLevel::Normal);
+  return mlir::createCanonicalizerPass(config);
+}
+
 // Target-neutral clean-up: inline the epilogue/activation helpers, drop them,
 // unroll the accumulator loops, fold the now-constant indices.
 void add_generic_passes(mlir::OpPassManager &gpu) {
   gpu.addPass(mlir::createInlinerPass());
   gpu.addPass(mlir::createSymbolDCEPass());
   gpu.addPass(create_unroll_marked_loops_pass());
-  gpu.addPass(mlir::createCanonicalizerPass());
+  gpu.addPass(create_canonicalizer());
   gpu.addPass(mlir::createCSEPass());
   // Globals that only a folded-away branch used (mma_tiled's K-split
   // workspace when K is not split).
@@ -115,7 +127,7 @@ void add_lowering_passes(mlir::OpPassManager &gpu, Target target) {
     gpu.addPass(mlir::createConvertNVVMToLLVMPass());
   }
   gpu.addPass(mlir::createReconcileUnrealizedCastsPass());
-  gpu.addPass(mlir::createCanonicalizerPass());
+  gpu.addPass(create_canonicalizer());
 }
 
 struct Lowered {
@@ -123,19 +135,26 @@ struct Lowered {
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
-StatusOr<Lowered> parse_and_lower(const std::string &text, Target target, IrStage stage) {
+StatusOr<Lowered> parse_and_lower(const std::string &text, Target target, IrStage stage,
+                                  CompilePhases *phases = nullptr) {
   Lowered out;
   out.ctx = std::make_unique<mlir::MLIRContext>(make_registry(), mlir::MLIRContext::Threading::DISABLED);
   out.ctx->loadAllAvailableDialects();
+  if (phases) phases->mark("mlir_context");
   DiagnosticCollector diags(*out.ctx);
   out.module = mlir::parseSourceString<mlir::ModuleOp>(text, out.ctx.get());
   if (!out.module) return compile_error("template does not parse:\n" + diags.text());
   if (mlir::failed(mlir::verify(*out.module))) return compile_error("template does not verify:\n" + diags.text());
+  if (phases) phases->mark("mlir_parse");
 
   mlir::PassManager pm(out.ctx.get());
   // GATEJIT_DEBUG_PIPELINE=1 prints the IR after every pass to stderr.
   auto debug = env_flag("GATEJIT_DEBUG_PIPELINE");
   if (!debug.ok()) return debug.status();
+  // GATEJIT_PASS_TIMING=1 prints MLIR's wall time per pass to stderr.
+  auto timing = env_flag("GATEJIT_PASS_TIMING");
+  if (!timing.ok()) return timing.status();
+  if (*timing) pm.enableTiming();
   if (*debug)
     pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
                         [](mlir::Pass *, mlir::Operation *) { return true; },
@@ -166,14 +185,16 @@ StatusOr<std::string> lower_to_stage_text(const std::string &mlir_text, Target t
 }
 
 StatusOr<std::unique_ptr<llvm::Module>> lower_to_llvm_ir(const std::string &mlir_text, Target target,
-                                                        llvm::LLVMContext &ctx) {
-  auto lowered = parse_and_lower(mlir_text, target, IrStage::kLlvm);
+                                                        llvm::LLVMContext &ctx, CompilePhases *phases) {
+  auto lowered = parse_and_lower(mlir_text, target, IrStage::kLlvm, phases);
   if (!lowered.ok()) return lowered.status();
+  if (phases) phases->mark("mlir_passes");
   mlir::gpu::GPUModuleOp gpu_module = the_gpu_module(*lowered->module);
   if (!gpu_module) return internal_error("template has no gpu.module");
   DiagnosticCollector diags(*lowered->ctx);
   std::unique_ptr<llvm::Module> llvm_module = mlir::translateModuleToLLVMIR(gpu_module, ctx, "gatejit");
   if (!llvm_module) return compile_error("translation to LLVM IR failed:\n" + diags.text());
+  if (phases) phases->mark("translate");
   return llvm_module;
 }
 

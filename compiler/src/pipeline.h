@@ -15,6 +15,8 @@ class Module;
 
 namespace gatejit::compiler {
 
+class CompilePhases;
+
 enum class IrStage {
   kGpu,   // after inlining and unrolling: gpu/arith/vector/scf, target-neutral
   kLlvm,  // after lowering to the LLVM + ROCDL/NVVM dialects
@@ -25,8 +27,8 @@ enum class IrStage {
 StatusOr<std::string> lower_to_stage_text(const std::string &mlir_text, Target target, IrStage stage);
 
 // Parses, verifies and lowers all the way, then translates the gpu.module to
-// an LLVM module in `ctx`.
+// an LLVM module in `ctx`. `phases` (optional) gets "mlir" and "translate".
 StatusOr<std::unique_ptr<llvm::Module>> lower_to_llvm_ir(const std::string &mlir_text, Target target,
-                                                        llvm::LLVMContext &ctx);
+                                                        llvm::LLVMContext &ctx, CompilePhases *phases = nullptr);
 
 }  // namespace gatejit::compiler

@@ -39,7 +39,7 @@ int run_extract(const std::string &bundle_path, const std::string &out_dir) {
     if (!kb.ok()) return fail(kb.status());
     const TargetInfo &t = target_info(kb->target);
     const std::string name = std::string(t.name) + "-" + template_of(kb->contract_text) + "-" + kb->key.substr(0, 12) +
-                             (t.amdgpu ? ".hsaco" : ".ptx");
+                             "." + binary_format_name(kb->format);
     if (Status s = write_file_atomic(out_dir + "/" + name, kb->code, 0644); !s.ok()) return fail(s);
     index += name + "\t" + kb->symbol + "\t" + kb->contract_text + "\n";
     ++written;

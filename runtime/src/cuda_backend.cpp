@@ -19,9 +19,13 @@ using CUcontext = void *;
 using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
+using CUlinkState = void *;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_JIT_INPUT_PTX = 1;
 
 struct CudaApi {
   CUresult (*cuInit)(unsigned);
@@ -39,6 +43,11 @@ struct CudaApi {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuLinkCreate)(unsigned, int *, void **, CUlinkState *);
+  CUresult (*cuLinkAddData)(CUlinkState, int, void *, size_t, const char *, unsigned, int *, void **);
+  CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
+  CUresult (*cuLinkDestroy)(CUlinkState);
   // CUDA 12+ drivers; looked up apart, so that an older driver still runs
   // every kernel without tensor maps.
   CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
@@ -79,7 +88,7 @@ class CudaBackend final : public DeviceBackend {
     auto ctx = primary_context(ordinal);
     if (!ctx.ok()) return ctx.status();
     ContextScope scope(api_, *ctx);
-    // cuModuleLoadData wants NUL-terminated PTX text.
+    // cuModuleLoadData wants NUL-terminated PTX text (a cubin ignores it).
     std::vector<uint8_t> text(code.begin(), code.end());
     text.push_back(0);
     CUmodule module = nullptr;
@@ -98,6 +107,41 @@ class CudaBackend final : public DeviceBackend {
     }
     *module_out = module;
     return FunctionHandle(fn);
+  }
+
+  // What the driver's PTX compiler makes depends on the driver and the device.
+  StatusOr<std::string> native_tag(int ordinal) override {
+    auto info = device_info(ordinal);
+    if (!info.ok()) return info.status();
+    int version = 0;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuDriverGetVersion(&version), "cuDriverGetVersion"));
+    return "cuda-driver-" + std::to_string(version) + "/" + info->arch;
+  }
+
+  // PTX -> cubin through the driver's linker: the same compiler
+  // cuModuleLoadData runs on PTX, with its machine code handed back.
+  StatusOr<std::vector<uint8_t>> compile_native(int ordinal, std::span<const uint8_t> code) override {
+    auto ctx = primary_context(ordinal);
+    if (!ctx.ok()) return ctx.status();
+    ContextScope scope(api_, *ctx);
+    char log[4096] = {};
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof log))};
+    CUlinkState link = nullptr;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuLinkCreate(2, options, values, &link), "cuLinkCreate"));
+    std::vector<uint8_t> text(code.begin(), code.end());
+    text.push_back(0);
+    void *cubin = nullptr;
+    size_t size = 0;
+    Status s = check(api_.cuLinkAddData(link, CU_JIT_INPUT_PTX, text.data(), text.size(), "gatejit.ptx", 0, nullptr,
+                                        nullptr),
+                     "cuLinkAddData(PTX)");
+    if (s.ok()) s = check(api_.cuLinkComplete(link, &cubin, &size), "cuLinkComplete");
+    std::vector<uint8_t> out;
+    if (s.ok()) out.assign(static_cast<const uint8_t *>(cubin), static_cast<const uint8_t *>(cubin) + size);
+    api_.cuLinkDestroy(link);  // owns `cubin`
+    if (!s.ok()) return Status(s.code(), s.message() + (log[0] ? std::string(": ") + log : std::string()));
+    return out;
   }
 
   void unload_module(int ordinal, ModuleHandle module) override {
@@ -173,6 +217,11 @@ class CudaBackend final : public DeviceBackend {
     sym(api_.cuFuncSetAttribute, "cuFuncSetAttribute");
     sym(api_.cuLaunchKernel, "cuLaunchKernel");
     sym(api_.cuGetErrorString, "cuGetErrorString");
+    sym(api_.cuDriverGetVersion, "cuDriverGetVersion");
+    sym(api_.cuLinkCreate, "cuLinkCreate_v2");
+    sym(api_.cuLinkAddData, "cuLinkAddData_v2");
+    sym(api_.cuLinkComplete, "cuLinkComplete");
+    sym(api_.cuLinkDestroy, "cuLinkDestroy");
     if (!ok) return device_error("libcuda.so.1 lacks driver entry points:" + missing);
     api_.cuTensorMapEncodeTiled = reinterpret_cast<decltype(api_.cuTensorMapEncodeTiled)>(
         dlsym(handle_, "cuTensorMapEncodeTiled"));

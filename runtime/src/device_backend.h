@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "gatejit/contract.h"
 #include "gatejit/kernel_binary.h"
@@ -51,6 +52,15 @@ class DeviceBackend {
   virtual StatusOr<FunctionHandle> load_function(int ordinal, std::span<const uint8_t> code, const std::string &symbol,
                                                  uint32_t shared_bytes, ModuleHandle *module_out) = 0;
   virtual void unload_module(int ordinal, ModuleHandle module) = 0;
+  // Machine code for portable code objects (native_code_cache.h). The tag
+  // names what the machine code depends on besides its source ("cuda-
+  // driver-13000/sm_90"); empty when the backend's code objects are machine
+  // code already (hsaco), and then compile_native is never asked.
+  virtual StatusOr<std::string> native_tag(int /*ordinal*/) { return std::string(); }
+  // Compiles a code object to the machine code load_function also accepts.
+  virtual StatusOr<std::vector<uint8_t>> compile_native(int /*ordinal*/, std::span<const uint8_t> /*code*/) {
+    return unsupported(std::string("the ") + name() + " backend has no native compilation");
+  }
   // Whether this backend can encode tensor maps; asked when a kernel that
   // takes them is loaded, so that a driver without them fails at prepare
   // or resolve time, not in the middle of a graph capture.

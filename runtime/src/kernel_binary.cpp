@@ -51,7 +51,14 @@ class Reader {
 
 uint32_t max_shared_bytes(Target target) { return uint32_t(target_info(target).shared_per_workgroup_max); }
 
-const char *binary_format_name(BinaryFormat f) { return f == BinaryFormat::kHsaco ? "hsaco" : "ptx"; }
+const char *binary_format_name(BinaryFormat f) {
+  switch (f) {
+    case BinaryFormat::kHsaco: return "hsaco";
+    case BinaryFormat::kPtx: return "ptx";
+    case BinaryFormat::kCubin: return "cubin";
+  }
+  return "?";
+}
 
 std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
   nlohmann::json meta = {
@@ -115,8 +122,12 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     if (!target.ok()) return corrupt("kernel binary: " + target.status().message());
     kb.target = *target;
     const std::string format = meta.at("format").get<std::string>();
-    if (format != "hsaco" && format != "ptx") return corrupt("kernel binary: unknown format '" + format + "'");
-    kb.format = format == "hsaco" ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
+    if (format == "hsaco") kb.format = BinaryFormat::kHsaco;
+    else if (format == "ptx") kb.format = BinaryFormat::kPtx;
+    else if (format == "cubin") kb.format = BinaryFormat::kCubin;
+    else return corrupt("kernel binary: unknown format '" + format + "'");
+    if ((kb.format == BinaryFormat::kHsaco) != target_is_amdgpu(kb.target))
+      return corrupt("kernel binary: format " + format + " is not code for " + target_name(kb.target));
     kb.symbol = meta.at("symbol").get<std::string>();
     kb.geometry.block_x = meta.at("block_x").get<uint32_t>();
     kb.geometry.n_per_block = meta.at("n_per_block").get<uint32_t>();
@@ -147,10 +158,10 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
   const TensorMapBoxes &maps = kb.geometry.tensor_maps;
   const bool no_maps = maps.box_k == 0 && maps.weight_rows == 0 && maps.hidden_rows == 0;
   if (!no_maps &&
-      (kb.format != BinaryFormat::kPtx || maps.box_k != kTensorMapBoxK || maps.weight_rows == 0 ||
+      (kb.format == BinaryFormat::kHsaco || maps.box_k != kTensorMapBoxK || maps.weight_rows == 0 ||
        maps.weight_rows > 256 || maps.hidden_rows == 0 || maps.hidden_rows > 256 ||
        uint64_t(maps.weight_rows + maps.hidden_rows) * maps.box_k * 2 > kb.geometry.shared_bytes))
-    return corrupt("kernel binary: tensor map boxes out of range (64 x 1-256 rows within the shared memory, PTX "
+    return corrupt("kernel binary: tensor map boxes out of range (64 x 1-256 rows within the shared memory, CUDA "
                    "kernels only)");
   kb.code.assign(code_bytes.begin(), code_bytes.end());
   return kb;

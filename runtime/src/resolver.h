@@ -42,6 +42,9 @@ class Resolver {
   StatusOr<std::string> explain(const Contract &c);
 
   size_t bundle_count() const;
+  // The disk cache, opened lazily; null (with one warning) when disabled or
+  // unusable. The loader keeps native code in it too (native_code_cache.h).
+  DiskCache *cache();
 
  private:
   enum class Mode { kResolve, kExplain };
@@ -49,7 +52,6 @@ class Resolver {
   // One candidate through bundles and cache; nullopt-like NotFound on miss.
   StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const std::string &what);
   StatusOr<Resolution> jit(const Contract &candidate, Mode mode, const std::string &what);
-  DiskCache *cache();  // opened lazily; null (with one warning) when unusable
 
   ResolverOptions options_;
   mutable std::shared_mutex mu_;

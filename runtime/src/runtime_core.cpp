@@ -14,6 +14,7 @@
 
 #include "contract_derivation.h"
 #include "log.h"
+#include "native_code_cache.h"
 
 namespace gatejit {
 namespace {
@@ -138,10 +139,12 @@ StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, in
   if (it != modules_.end()) return it->second.fn;
   if (kb.geometry.tensor_maps.any()) GATEJIT_RETURN_IF_ERROR(backend.tensor_maps_available());
   ModuleHandle module = nullptr;
-  auto fn = backend.load_function(ordinal, kb.code, kb.symbol, kb.geometry.shared_bytes, &module);
+  const NativeCode native = native_code_for(backend, ordinal, kb, resolver_.cache());
+  auto fn = backend.load_function(ordinal, native.code, kb.symbol, kb.geometry.shared_bytes, &module);
   if (!fn.ok()) return fn.status();
   modules_[key] = Module{&backend, ordinal, module, *fn};
-  log::debug("loaded module " + kb.symbol + " on " + backend.name() + ":" + std::to_string(ordinal));
+  log::info("loaded module " + kb.symbol + " on " + backend.name() + ":" + std::to_string(ordinal) + " (" +
+             native.how + ")");
   return *fn;
 }
 

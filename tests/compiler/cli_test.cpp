@@ -83,6 +83,22 @@ TEST_P(CliCompile, JsonReportHasTheFields) {
     EXPECT_TRUE(j.contains(f)) << f;
   EXPECT_TRUE(j["compile_ms"].is_number());
   EXPECT_GT(j["compile_ms"].get<double>(), 0.0);
+  // Where the compile went, phase by phase; the phases up to the code
+  // object are inside compile_ms, the report's own (model) after it.
+  const std::vector<std::string> code_phases = target_is_amdgpu(t)
+      ? std::vector<std::string>{"plan", "instantiate", "mlir_context", "mlir_parse", "mlir_passes", "translate",
+                                 "llvm_opt", "llvm_codegen", "link"}
+      : std::vector<std::string>{"plan", "instantiate", "mlir_context", "mlir_parse", "mlir_passes", "translate",
+                                 "llvm_opt", "llvm_codegen"};
+  ASSERT_TRUE(j.contains("compile_phases_ms")) << j.dump();
+  double code_ms = 0;
+  for (const std::string &phase : code_phases) {
+    ASSERT_TRUE(j["compile_phases_ms"].contains(phase)) << phase << " in " << j["compile_phases_ms"].dump();
+    code_ms += j["compile_phases_ms"][phase].get<double>();
+  }
+  EXPECT_GT(j["compile_phases_ms"]["mlir_passes"].get<double>(), 0.0);
+  EXPECT_LE(code_ms, j["compile_ms"].get<double>() + 0.01);
+  for (const char *phase : {"code_report", "fingerprint", "model"}) EXPECT_TRUE(j["compile_phases_ms"].contains(phase));
   // The seed contract: gemv on gfx9xx, mma on sm_90 (M = 1 at N <= 2048).
   EXPECT_EQ(j["template"], t == Target::kSm90 ? "mma" : "gemv");
   // What the tuning table chose, as the library reports it.
@@ -105,8 +121,10 @@ TEST_P(CliCompile, JsonReportHasTheFields) {
   // Apart from the timing the CLI's report is the library's.
   // (The CLI adds what the disk cache did; the library knows no cache.)
   nlohmann::json a = j, b = expected;
-  a.erase("compile_ms");
-  b.erase("compile_ms");
+  for (const char *timing : {"compile_ms", "compile_phases_ms"}) {
+    a.erase(timing);
+    b.erase(timing);
+  }
   a.erase("cache");
   EXPECT_EQ(a, b);
 }

@@ -126,13 +126,44 @@ TEST(KernelBinary, TensorMapBoxesOutOfRangeAreCorrupt) {
   auto too_big = decode_kernel_binary(encode_kernel_binary(small));
   ASSERT_FALSE(too_big.ok());
   EXPECT_THAT(too_big.status().message(), HasSubstr("within the shared memory"));
-  // Only PTX kernels (sm_90) take tensor maps.
+  // Only CUDA kernels (sm_90 PTX or cubin) take tensor maps.
   KernelBinary hsaco = ptx_binary({64, 64, 64});
   hsaco.target = Target::kGfx950;
   hsaco.format = BinaryFormat::kHsaco;
   auto decoded = decode_kernel_binary(encode_kernel_binary(hsaco));
   ASSERT_FALSE(decoded.ok());
-  EXPECT_THAT(decoded.status().message(), HasSubstr("PTX kernels only"));
+  EXPECT_THAT(decoded.status().message(), HasSubstr("CUDA kernels only"));
+}
+
+// The native-code cache's entries: a cubin keeps the PTX entry's metadata
+// (tensor maps included); a format that is not code for the entry's target
+// is refused, so a cubin never reaches the HIP loader or an hsaco the CUDA one.
+TEST(KernelBinary, CubinEntriesRoundTripAndFormatsMatchTheirTarget) {
+  KernelBinary cubin = ptx_binary({64, 64, 64});
+  cubin.format = BinaryFormat::kCubin;
+  cubin.code = {0x7f, 'E', 'L', 'F', 2, 1};
+  auto decoded = decode_kernel_binary(encode_kernel_binary(cubin));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded->format, BinaryFormat::kCubin);
+  EXPECT_EQ(decoded->code, cubin.code);
+  EXPECT_EQ(decoded->geometry.tensor_maps.weight_rows, 64u);
+  EXPECT_STREQ(binary_format_name(BinaryFormat::kCubin), "cubin");
+
+  for (auto [target, format] : {std::pair{Target::kGfx950, BinaryFormat::kCubin},
+                                std::pair{Target::kGfx950, BinaryFormat::kPtx},
+                                std::pair{Target::kSm90, BinaryFormat::kHsaco}}) {
+    KernelBinary wrong = ptx_binary({});
+    wrong.target = target;
+    wrong.format = format;
+    auto refused = decode_kernel_binary(encode_kernel_binary(wrong));
+    ASSERT_FALSE(refused.ok()) << binary_format_name(format);
+    EXPECT_THAT(refused.status().message(), HasSubstr("is not code for"));
+  }
+  nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary({})));
+  meta["format"] = "sass";
+  auto unknown = decode_kernel_binary(blob(kKernelBinaryVersion, meta, {1, 2}));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("unknown format 'sass'"));
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 
 namespace gatejit {
 
-enum class BinaryFormat { kHsaco, kPtx };
+// kCubin: NVIDIA machine code the CUDA driver made from a PTX kernel for one
+// device and driver (the runtime's native-code cache, native_code_cache.h).
+enum class BinaryFormat { kHsaco, kPtx, kCubin };
 const char *binary_format_name(BinaryFormat f);
 
 // Every gatejit kernel has this argument list (the kernel ABI):
@@ -72,7 +74,7 @@ struct KernelBinary {
   LaunchGeometry geometry;
   std::string toolchain;      // compiler fingerprint (templates, generator, LLVM)
   std::string report_json;    // the compile report, as JSON text
-  std::vector<uint8_t> code;  // hsaco ELF or PTX text
+  std::vector<uint8_t> code;  // hsaco ELF, PTX text or cubin ELF
 };
 
 // Version 2 added tensor maps (a version-1 reader would launch such a kernel
