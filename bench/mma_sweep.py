@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Tuning sweep for the mma template on one GPU: the same contracts compiled with
-different tuning overrides (GATEJIT_MMA_TUNING, one bundle per variant, made by
-scripts/prepare_device.sh), timed with gpu_bench.py's method (graph_timing.py:
-CUDA-graph replays over rotating tensor sets past the L2), in one process and one run.
+"""Side-by-side variants of one template on one GPU: the same contracts
+compiled with different tuning overrides (GATEJIT_MMA_TUNING) or by different
+compiler versions (a bundle made before a change), one bundle per variant (made
+by scripts/prepare_device.sh), timed with gpu_bench.py's method (graph_timing.py:
+CUDA-graph replays over rotating tensor sets past the L2), in one process and one
+run, next to the practical read floor of the same bytes (bench/read_floor.py).
 Every variant's result is checked first, except those named probe*: kernels built
 with a stage left out on purpose, to time the rest (docs/perf-notes.md, v34).
 
     python3 bench/mma_sweep.py --bundle default=.device/kernels.gjb --bundle rt2=.device/sweep-rt2.gjb \
-        --m 1 2 8 16 32 64 128 --json sweep.json
+        --m 1 2 8 16 32 64 128 [--n 1536 3072] [--template gemv] --json sweep.json
 """
 from __future__ import annotations
 
@@ -27,7 +29,10 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--bundle", action="append", required=True, help="name=path of a variant's bundle")
     p.add_argument("--m", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64, 128])
-    p.add_argument("--n", type=int, default=1536)
+    p.add_argument("--n", type=int, nargs="+", default=[1536])
+    p.add_argument("--template", default="mma", choices=["mma", "gemv", "auto"],
+                   help="the template every call must use (auto: the loader's own choice)")
+    p.add_argument("--no-floor", action="store_true", help="skip the read floor arm")
     p.add_argument("--k", type=int, default=7168)
     p.add_argument("--json", type=Path)
     args = p.parse_args()
@@ -37,7 +42,7 @@ def main() -> int:
 
     dev = torch.device("cuda")
     runtimes = {}
-    os.environ["GATEJIT_TEMPLATE"] = "mma"  # M = 1 too: the sweep is about this template
+    os.environ["GATEJIT_TEMPLATE"] = args.template  # every M: the sweep is about this template (or auto)
     try:
         for item in args.bundle:
             name, path = item.split("=", 1)
@@ -47,19 +52,20 @@ def main() -> int:
 
     timer = GraphTimer(torch, dev)
     timer.warm_clocks()
+    from read_floor import read_floor  # noqa: E402 (Triton, only on the GPU machine)
 
     results = []
     gen = torch.Generator(device=dev)
     gen.manual_seed(1)
-    n, k = args.n, args.k
-    for m in args.m:
+    k = args.k
+    for n, m in [(n, m) for n in args.n for m in args.m]:
         sets = max(4, math.ceil(256 * 2**20 / (n * k * 2)))
         hs = [torch.randn(m, k, generator=gen, device=dev).bfloat16() for _ in range(sets)]
         ws = [(torch.randn(n, k, generator=gen, device=dev) / math.sqrt(k)).bfloat16() for _ in range(sets)]
         ats = [torch.randn(m, n, generator=gen, device=dev).bfloat16() for _ in range(sets)]
         outs = [torch.empty(m, n, dtype=torch.bfloat16, device=dev) for _ in range(sets)]
         ref = ats[0].float() * torch.sigmoid(hs[0].float() @ ws[0].float().T)
-        row = {"m": m, "n": n, "k": k}
+        row = {"m": m, "n": n, "k": k, "template": args.template}
         for name, rt in runtimes.items():
             try:
                 outs[0].fill_(float("nan"))
@@ -74,8 +80,14 @@ def main() -> int:
                 row[name + "_path"] = rt.explain(hs[0], ws[0], ats[0], out=outs[0])
             except Exception as e:  # noqa: BLE001
                 row[name] = f"failed: {e}"
+        if not args.no_floor:
+            moved = 2 * (m * k + n * k + 2 * m * n)  # hidden, W and attn read, out written (bf16)
+            row["read_floor"] = round(read_floor(torch, timer.measure, moved, dev, 256 * 2**20, 4)[0], 3)
         results.append(row)
-        print(f"M={m}: " + ", ".join(f"{name} {row[name]}" for name in runtimes), flush=True)
+        floor = row.get("read_floor")
+        print(f"N={n} M={m}: " + ", ".join(
+            f"{name} {row[name]}" + (f" ({row[name] / floor:.3f}x floor)" if floor and isinstance(row[name], float) else "")
+            for name in runtimes) + (f"; read floor {floor}" if floor else ""), flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

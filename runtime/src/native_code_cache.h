@@ -10,6 +10,14 @@
 // rules of every entry hold for it. A later process loads the cubin, no
 // compile. Whatever fails on this path (no cache, a read-only cache, a driver
 // without the linker) falls back to loading the PTX as before.
+//
+// Off unless GATEJIT_NATIVE_CODE=1: the driver's linker compiles PTX as
+// relocatable code, and its machine code is not what cuModuleLoadData makes
+// of the same PTX. Measured on the H200 (docs/perf-notes.md, v41c): the
+// decode mma kernels ran 17-23% slower from the linker's cubin (N = 1536,
+// M = 1: 7.75 -> 9.54 µs), some forced gemv kernels faster. So the default
+// keeps the driver's own compile (and its compute cache); the opt-in trades
+// that for a warm start of about 1 ms without the driver's cache.
 #pragma once
 
 #include <cstdint>
