@@ -216,6 +216,19 @@ MmaTuning mma_tuning(const Contract &c) {
   }
   // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
   if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
+  // gfx950, M = 17-64 (v43, the model's choice: no AMD GPU to time it): the
+  // structure the H200 measured best for this template at M = 17-32 (v17 and
+  // v43's sweep): 16 waves a row tile (1024-thread workgroups) and blocks of
+  // 32 hidden rows, grid y tiling M. Was 4 waves and up to 128-row blocks:
+  // 48 workgroups for 256 CUs, a chain of round trips an iteration. Only
+  // where the row tiles do not outnumber the CUs (N <= 8192): at N = 12288
+  // two such workgroups a CU do not fit (100 VGPRs), and M = 17-32 got slower.
+  const int64_t amd_row_tiles = (c.n + 2 * t.frag.tile_w - 1) / (2 * t.frag.tile_w);
+  if (target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 64 &&
+      amd_row_tiles <= target_info(c.target).compute_units) {
+    t.ksplit = 16;
+    t.max_mt = 2;
+  }
   if (!target_is_amdgpu(c.target)) {
     // sm_90 KSPLIT, measured per grid size (warps per row tile; not a smooth
     // function of N, v11-v15 in docs/perf-notes.md): 24 up to 192 row tiles
