@@ -229,6 +229,18 @@ MmaTuning mma_tuning(const Contract &c) {
     t.ksplit = 16;
     t.max_mt = 2;
   }
+  // gfx950, M = 65-256 (v44, the model's choice; it ranked this template's
+  // structures right at M = 64-128 on the H200, v43): RT 2 (80 VGPRs with
+  // these blocks), 8 waves a row tile and blocks of 16 hidden rows, where
+  // that grid stays within 3 workgroups a CU (the waves its registers let a
+  // SIMD hold). Was RT 1, 4 waves and 128-row blocks: 96 workgroups.
+  const int64_t cus = target_info(c.target).compute_units;
+  if (target_is_amdgpu(c.target) && c.m_max > 64 && c.m_max <= 256 &&
+      amd_row_tiles * ((c.m_max + 15) / 16) <= 3 * cus) {
+    t.rt = 2;
+    t.ksplit = 8;
+    t.max_mt = 1;
+  }
   if (!target_is_amdgpu(c.target)) {
     // sm_90 KSPLIT, measured per grid size (warps per row tile; not a smooth
     // function of N, v11-v15 in docs/perf-notes.md): 24 up to 192 row tiles
