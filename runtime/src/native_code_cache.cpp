@@ -1,6 +1,5 @@
 #include "native_code_cache.h"
 
-#include "gatejit/env_flag.h"
 #include "log.h"
 
 namespace gatejit {
@@ -10,13 +9,6 @@ std::string native_toolchain(const KernelBinary &kb, const std::string &tag) {
 }
 
 NativeCode native_code_for(DeviceBackend &backend, int ordinal, const KernelBinary &kb, DiskCache *cache) {
-  // Opt-in (GATEJIT_NATIVE_CODE=1): the linker's machine code is not the
-  // machine code cuModuleLoadData makes of the same PTX, and measured slower
-  // for the decode mma kernels (native_code_cache.h).
-  auto enabled = env_flag("GATEJIT_NATIVE_CODE", false);
-  if (!enabled.ok() || !*enabled)
-    return {kb.code, "not native: " + (enabled.ok() ? std::string("off (GATEJIT_NATIVE_CODE=1 turns it on)")
-                                                    : enabled.status().message())};
   if (kb.format != BinaryFormat::kPtx) return {kb.code, "not native: " + std::string(binary_format_name(kb.format)) +
                                                             " is machine code already"};
   auto tag = backend.native_tag(ordinal);

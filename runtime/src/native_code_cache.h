@@ -42,7 +42,8 @@ std::string native_toolchain(const KernelBinary &kb, const std::string &tag);
 
 // The code to load for `kb` on `ordinal`: for a PTX kernel on a backend with
 // native compilation, its cubin from `cache` (may be null) or freshly
-// compiled (and then stored); otherwise kb.code.
+// compiled (and then stored); otherwise kb.code. The runtime asks only when
+// RuntimeOptions::native_code (GATEJIT_NATIVE_CODE=1) is on.
 NativeCode native_code_for(DeviceBackend &backend, int ordinal, const KernelBinary &kb, DiskCache *cache);
 
 }  // namespace gatejit

@@ -58,6 +58,9 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
   auto disable_jit = env_flag("GATEJIT_DISABLE_JIT");
   if (disable_jit.ok()) r.resolver.disable_jit = *disable_jit;
   else r.env_status = disable_jit.status();
+  auto native_code = env_flag("GATEJIT_NATIVE_CODE");
+  if (native_code.ok()) r.native_code = *native_code;
+  else if (r.env_status.ok()) r.env_status = native_code.status();
   if (o) {
     if (o->cache_dir) r.resolver.cache.dir = o->cache_dir;
     if (o->disable_cache) r.resolver.disable_cache = true;
@@ -139,7 +142,9 @@ StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, in
   if (it != modules_.end()) return it->second.fn;
   if (kb.geometry.tensor_maps.any()) GATEJIT_RETURN_IF_ERROR(backend.tensor_maps_available());
   ModuleHandle module = nullptr;
-  const NativeCode native = native_code_for(backend, ordinal, kb, resolver_.cache());
+  // The disk cache is opened for native code only when that is on.
+  const NativeCode native = options_.native_code ? native_code_for(backend, ordinal, kb, resolver_.cache())
+                                                 : NativeCode{kb.code, "as it is"};
   auto fn = backend.load_function(ordinal, native.code, kb.symbol, kb.geometry.shared_bytes, &module);
   if (!fn.ok()) return fn.status();
   modules_[key] = Module{&backend, ordinal, module, *fn};

@@ -25,6 +25,9 @@ struct RuntimeOptions {
   // GATEJIT_TEMPLATE: auto (default), or a template every call must use (for
   // A/B comparisons and for testing a template where auto would pick another).
   std::string template_override;
+  // GATEJIT_NATIVE_CODE=1: PTX kernels load as cubins kept in the disk cache
+  // (native_code_cache.h; off by default).
+  bool native_code = false;
   // A malformed environment variable (GATEJIT_DISABLE_JIT=maybe): init() fails with it.
   Status env_status;
 };

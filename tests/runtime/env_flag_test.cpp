@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gatejit/gatejit.h"
+#include "runtime_core.h"
 
 namespace gatejit {
 namespace {
@@ -64,6 +65,30 @@ TEST(EnvFlag, MalformedDisableJitFailsRuntimeCreation) {
   gatejit_runtime_destroy(rt);
   unsetenv("GATEJIT_DISABLE_JIT");
   unsetenv("GATEJIT_JIT_LIBRARY");
+}
+
+// GATEJIT_NATIVE_CODE (cubins in the disk cache, native_code_cache.h) is off
+// unless set, parsed once with the runtime's options, and a malformed value
+// fails runtime creation naming it.
+TEST(EnvFlag, NativeCodeIsOptInAndParsedWithTheRuntimeOptions) {
+  unsetenv("GATEJIT_NATIVE_CODE");
+  EXPECT_FALSE(runtime_options_from(nullptr).native_code);
+  setenv("GATEJIT_NATIVE_CODE", "yes", 1);
+  EXPECT_TRUE(runtime_options_from(nullptr).native_code);
+  setenv("GATEJIT_NATIVE_CODE", "0", 1);
+  EXPECT_FALSE(runtime_options_from(nullptr).native_code);
+  setenv("GATEJIT_NATIVE_CODE", "maybe", 1);
+  gatejit_runtime_options_t options{};
+  options.disable_jit = 1;
+  gatejit_runtime_t rt = nullptr;
+  gatejit_status_t s = gatejit_runtime_create(&options, &rt);
+  unsetenv("GATEJIT_NATIVE_CODE");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(gatejit_status_code(s), GATEJIT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gatejit_status_message(s)).find("GATEJIT_NATIVE_CODE='maybe'"), std::string::npos)
+      << gatejit_status_message(s);
+  EXPECT_EQ(rt, nullptr);
+  gatejit_status_free(s);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The native-code cache (native_code_cache.h, opt-in) with a scripted backend
-// and a real disk cache in a fresh directory: a PTX kernel's machine code is
+// The native-code cache (native_code_cache.h; the runtime asks it only with
+// GATEJIT_NATIVE_CODE=1, env_flag_test.cpp) with a scripted backend and a
+// real disk cache in a fresh directory: a PTX kernel's machine code is
 // compiled once and found by a later "process" (a new DiskCache on the same
 // directory); a new driver (tag) compiles again; backends without native
 // compilation, failed compiles, no cache and a read-only cache all fall back
@@ -76,15 +77,11 @@ std::vector<uint8_t> expected_cubin(const KernelBinary &kb, const std::string &t
 class NativeCodeCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    setenv("GATEJIT_NATIVE_CODE", "1", 1);  // opt-in (native_code_cache.h)
     char tmpl[] = "/tmp/gatejit-native-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr) << std::strerror(errno);
     root_ = tmpl;
   }
-  void TearDown() override {
-    unsetenv("GATEJIT_NATIVE_CODE");
-    std::filesystem::remove_all(root_);
-  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
   std::unique_ptr<DiskCache> open(bool read_only = false) {
     DiskCacheOptions o;
     o.dir = root_ + "/cache";
@@ -124,25 +121,6 @@ TEST_F(NativeCodeCacheTest, CompiledOnceThenLoadedByALaterProcess) {
   EXPECT_EQ(again.code, expected_cubin(kb, backend.tag));
   EXPECT_EQ(backend.compiles, 1);
   EXPECT_EQ(entries(), 1u);
-}
-
-// Off by default: the linker's machine code differs from the driver's own
-// compile of the same PTX (slower decode mma kernels on the H200), so nothing
-// is compiled or written unless GATEJIT_NATIVE_CODE=1; a malformed value says
-// so and loads the PTX too.
-TEST_F(NativeCodeCacheTest, OffUnlessAskedFor) {
-  ScriptedBackend backend;
-  auto cache = open();
-  for (const char *value : {"", "0", "off", "maybe"}) {
-    if (*value) setenv("GATEJIT_NATIVE_CODE", value, 1);
-    else unsetenv("GATEJIT_NATIVE_CODE");
-    NativeCode got = native_code_for(backend, 0, ptx_kernel(), cache.get());
-    EXPECT_EQ(got.code, ptx_kernel().code) << value;
-    EXPECT_THAT(got.how, HasSubstr("not native")) << value;
-    if (std::string(value) == "maybe") EXPECT_THAT(got.how, HasSubstr("GATEJIT_NATIVE_CODE")) << value;
-  }
-  EXPECT_EQ(backend.compiles, 0);
-  EXPECT_EQ(entries(), 0u);
 }
 
 TEST_F(NativeCodeCacheTest, ANewDriverCompilesAgainBesideTheOldEntry) {
