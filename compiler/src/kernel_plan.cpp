@@ -224,8 +224,8 @@ MmaTuning mma_tuning(const Contract &c) {
   // where the row tiles do not outnumber the CUs (N <= 8192): at N = 12288
   // two such workgroups a CU do not fit (100 VGPRs), and M = 17-32 got slower.
   const int64_t amd_row_tiles = (c.n + 2 * t.frag.tile_w - 1) / (2 * t.frag.tile_w);
-  if (target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 64 &&
-      amd_row_tiles <= target_info(c.target).compute_units) {
+  const int64_t cus = target_info(c.target).compute_units;
+  if (target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 64 && amd_row_tiles <= cus) {
     t.ksplit = 16;
     t.max_mt = 2;
   }
@@ -234,7 +234,6 @@ MmaTuning mma_tuning(const Contract &c) {
   // these blocks), 8 waves a row tile and blocks of 16 hidden rows, where
   // that grid stays within 3 workgroups a CU (the waves its registers let a
   // SIMD hold). Was RT 1, 4 waves and 128-row blocks: 96 workgroups.
-  const int64_t cus = target_info(c.target).compute_units;
   if (target_is_amdgpu(c.target) && c.m_max > 64 && c.m_max <= 256 &&
       amd_row_tiles * ((c.m_max + 15) / 16) <= 3 * cus) {
     t.rt = 2;

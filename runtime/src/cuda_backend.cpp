@@ -54,6 +54,13 @@ struct CudaApi {
                                      const unsigned *, const unsigned *, int, int, int, int);
 };
 
+// The driver reads PTX as NUL-terminated text (a cubin ignores the extra byte).
+std::vector<uint8_t> nul_terminated(std::span<const uint8_t> code) {
+  std::vector<uint8_t> text(code.begin(), code.end());
+  text.push_back(0);
+  return text;
+}
+
 class CudaBackend final : public DeviceBackend {
  public:
   const char *name() const override { return "cuda"; }
@@ -88,9 +95,7 @@ class CudaBackend final : public DeviceBackend {
     auto ctx = primary_context(ordinal);
     if (!ctx.ok()) return ctx.status();
     ContextScope scope(api_, *ctx);
-    // cuModuleLoadData wants NUL-terminated PTX text (a cubin ignores it).
-    std::vector<uint8_t> text(code.begin(), code.end());
-    text.push_back(0);
+    std::vector<uint8_t> text = nul_terminated(code);
     CUmodule module = nullptr;
     GATEJIT_RETURN_IF_ERROR(check(api_.cuModuleLoadData(&module, text.data()), "cuModuleLoadData"));
     CUfunction fn = nullptr;
@@ -129,8 +134,7 @@ class CudaBackend final : public DeviceBackend {
     void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof log))};
     CUlinkState link = nullptr;
     GATEJIT_RETURN_IF_ERROR(check(api_.cuLinkCreate(2, options, values, &link), "cuLinkCreate"));
-    std::vector<uint8_t> text(code.begin(), code.end());
-    text.push_back(0);
+    std::vector<uint8_t> text = nul_terminated(code);
     void *cubin = nullptr;
     size_t size = 0;
     Status s = check(api_.cuLinkAddData(link, CU_JIT_INPUT_PTX, text.data(), text.size(), "gatejit.ptx", 0, nullptr,

@@ -37,24 +37,31 @@ TEST(EnvFlag, UnsetOrEmptyIsTheDefaultAndAnythingElseNamesTheVariable) {
   unsetenv(name);
 }
 
-TEST(EnvFlag, MalformedDisableJitFailsRuntimeCreation) {
-  setenv("GATEJIT_DISABLE_JIT", "maybe", 1);
+// `name`=maybe makes gatejit_runtime_create fail with an invalid-argument
+// status that names the variable and its value, and hand back no runtime.
+void expect_malformed_flag_fails_creation(const char *name, const gatejit_runtime_options_t *options) {
+  setenv(name, "maybe", 1);
   gatejit_runtime_t rt = nullptr;
-  gatejit_status_t s = gatejit_runtime_create(nullptr, &rt);
-  unsetenv("GATEJIT_DISABLE_JIT");
-  ASSERT_NE(s, nullptr);
+  gatejit_status_t s = gatejit_runtime_create(options, &rt);
+  unsetenv(name);
+  ASSERT_NE(s, nullptr) << name;
   EXPECT_EQ(gatejit_status_code(s), GATEJIT_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(gatejit_status_message(s)).find("GATEJIT_DISABLE_JIT='maybe'"), std::string::npos)
+  EXPECT_NE(std::string(gatejit_status_message(s)).find(std::string(name) + "='maybe'"), std::string::npos)
       << gatejit_status_message(s);
   EXPECT_EQ(rt, nullptr);
   gatejit_status_free(s);
+}
+
+TEST(EnvFlag, MalformedDisableJitFailsRuntimeCreation) {
+  expect_malformed_flag_fails_creation("GATEJIT_DISABLE_JIT", nullptr);
 
   // With the JIT enabled, creation loads GATEJIT_JIT_LIBRARY (and fails on a
   // missing one); with it disabled, the variable is not read. So "off" and
   // "ON" are seen as false and true.
+  gatejit_runtime_t rt = nullptr;
   setenv("GATEJIT_JIT_LIBRARY", "/nonexistent/libgatejit_jit.so", 1);
   setenv("GATEJIT_DISABLE_JIT", "off", 1);
-  s = gatejit_runtime_create(nullptr, &rt);
+  gatejit_status_t s = gatejit_runtime_create(nullptr, &rt);
   EXPECT_NE(std::string(gatejit_status_message(s)).find("GATEJIT_JIT_LIBRARY"), std::string::npos)
       << gatejit_status_message(s);
   gatejit_status_free(s);
@@ -77,18 +84,10 @@ TEST(EnvFlag, NativeCodeIsOptInAndParsedWithTheRuntimeOptions) {
   EXPECT_TRUE(runtime_options_from(nullptr).native_code);
   setenv("GATEJIT_NATIVE_CODE", "0", 1);
   EXPECT_FALSE(runtime_options_from(nullptr).native_code);
-  setenv("GATEJIT_NATIVE_CODE", "maybe", 1);
+  unsetenv("GATEJIT_NATIVE_CODE");
   gatejit_runtime_options_t options{};
   options.disable_jit = 1;
-  gatejit_runtime_t rt = nullptr;
-  gatejit_status_t s = gatejit_runtime_create(&options, &rt);
-  unsetenv("GATEJIT_NATIVE_CODE");
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(gatejit_status_code(s), GATEJIT_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(gatejit_status_message(s)).find("GATEJIT_NATIVE_CODE='maybe'"), std::string::npos)
-      << gatejit_status_message(s);
-  EXPECT_EQ(rt, nullptr);
-  gatejit_status_free(s);
+  expect_malformed_flag_fails_creation("GATEJIT_NATIVE_CODE", &options);
 }
 
 }  // namespace
