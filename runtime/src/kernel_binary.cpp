@@ -5,7 +5,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 namespace gatejit {
@@ -46,6 +48,19 @@ class Reader {
   std::span<const uint8_t> b_;
   size_t pos_ = 0;
 };
+
+// A geometry field: an unsigned integer that fits 32 bits. nlohmann's
+// get<uint32_t>() would cast a float such as 1e300 (undefined behaviour) and
+// wrap a negative integer, so the decoder checks the JSON type itself.
+uint32_t u32_field(const nlohmann::json &meta, const char *key) {
+  const auto &v = meta.at(key);
+  if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
+    throw std::out_of_range(std::string(key) + " must be an unsigned 32-bit integer");
+  return uint32_t(v.get<uint64_t>());
+}
+uint32_t u32_field_or(const nlohmann::json &meta, const char *key, uint32_t absent) {
+  return meta.contains(key) ? u32_field(meta, key) : absent;
+}
 
 }  // namespace
 
@@ -129,23 +144,25 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     if ((kb.format == BinaryFormat::kHsaco) != target_is_amdgpu(kb.target))
       return corrupt("kernel binary: format " + format + " is not code for " + target_name(kb.target));
     kb.symbol = meta.at("symbol").get<std::string>();
-    kb.geometry.block_x = meta.at("block_x").get<uint32_t>();
-    kb.geometry.n_per_block = meta.at("n_per_block").get<uint32_t>();
+    kb.geometry.block_x = u32_field(meta, "block_x");
+    kb.geometry.n_per_block = u32_field(meta, "n_per_block");
     kb.geometry.grid_y_is_m = meta.at("grid_y_is_m").get<bool>();
     // Added with the mma template; entries written before it have one grid row.
-    kb.geometry.m_per_block = meta.value("m_per_block", uint32_t(0));
+    kb.geometry.m_per_block = u32_field_or(meta, "m_per_block", 0);
     // Added with mma_tiled; entries written before it do not split K.
-    kb.geometry.k_blocks = meta.value("k_blocks", uint32_t(1));
-    kb.geometry.shared_bytes = meta.value("shared_bytes", uint32_t(0));
+    kb.geometry.k_blocks = u32_field_or(meta, "k_blocks", 1);
+    kb.geometry.shared_bytes = u32_field_or(meta, "shared_bytes", 0);
     // Version 2; version 1 kernels take none.
     if (version >= kKernelBinaryTensorMapsVersion) {
       const auto &maps = meta.at("tensor_maps");
-      kb.geometry.tensor_maps = {maps.at("box_k").get<uint32_t>(), maps.at("weight_rows").get<uint32_t>(),
-                                 maps.at("hidden_rows").get<uint32_t>()};
+      kb.geometry.tensor_maps = {u32_field(maps, "box_k"), u32_field(maps, "weight_rows"),
+                                 u32_field(maps, "hidden_rows")};
     }
     kb.toolchain = meta.at("toolchain").get<std::string>();
     kb.report_json = meta.at("report").get<std::string>();
   } catch (const nlohmann::json::exception &e) {
+    return corrupt(std::string("kernel binary: bad metadata: ") + e.what());
+  } catch (const std::out_of_range &e) {
     return corrupt(std::string("kernel binary: bad metadata: ") + e.what());
   }
   if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0 ||

@@ -110,6 +110,30 @@ TEST(KernelBinary, VersionTwoWithoutTensorMapsFieldIsCorrupt) {
   EXPECT_THAT(decoded.status().message(), HasSubstr("tensor_maps"));
 }
 
+// Geometry fields are unsigned 32-bit integers. A float (1e300 would be an
+// undefined float-to-int cast, found by the bundle fuzzer), a negative
+// integer (it would wrap) or one past 32 bits is corrupt, naming the field.
+TEST(KernelBinary, GeometryFieldsMustBeUnsigned32BitIntegers) {
+  const nlohmann::json good = meta_of(encode_kernel_binary(ptx_binary({64, 64, 64})));
+  for (const char *field : {"block_x", "n_per_block", "m_per_block", "k_blocks", "shared_bytes"}) {
+    for (const nlohmann::json &bad : {nlohmann::json(1e300), nlohmann::json(-1), nlohmann::json(64.0),
+                                      nlohmann::json(uint64_t(1) << 32), nlohmann::json("64")}) {
+      nlohmann::json meta = good;
+      meta[field] = bad;
+      auto decoded = decode_kernel_binary(blob(kKernelBinaryVersion, meta, {'p'}));
+      ASSERT_FALSE(decoded.ok()) << field << " = " << bad.dump();
+      EXPECT_THAT(decoded.status().message(), HasSubstr(field)) << bad.dump();
+    }
+  }
+  for (const char *field : {"box_k", "weight_rows", "hidden_rows"}) {
+    nlohmann::json meta = good;
+    meta["tensor_maps"][field] = 1e300;
+    auto decoded = decode_kernel_binary(blob(kKernelBinaryVersion, meta, {'p'}));
+    ASSERT_FALSE(decoded.ok()) << field;
+    EXPECT_THAT(decoded.status().message(), HasSubstr(field));
+  }
+}
+
 TEST(KernelBinary, TensorMapBoxesOutOfRangeAreCorrupt) {
   // Rows out of range; a K width other than the kernels' 128-byte swizzle
   // row (a stage would land short of what its barrier expects); rows
