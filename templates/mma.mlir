@@ -21,6 +21,15 @@
 // summed in a fixed order (deterministic); the epilogue runs on the
 // accumulator elements, each owned by one lane of one wave.
 //
+// With SPLITS > 1, grid z also splits K: block z takes the steps of waves
+// z * KSPLIT .. z * KSPLIT + KSPLIT - 1 of KSPLIT_ALL (= KSPLIT * SPLITS)
+// interleaved slices, so a grid of few row tiles still fills every CU. The
+// blocks of one tile meet in a module-level workspace: each stores its block
+// sums, counts itself in; the last to arrive sums the SPLITS partials in
+// split order (independent of arrival order, no float atomics), applies the
+// epilogue and resets the counter for the next launch. Launches that overlap
+// must not share the module: the runtime loads one instance per stream.
+//
 // Parameters (compiler/src/kernel_plan.cpp):
 //   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${KSPLIT} ${GROUPS} (column groups per block)
 //   ${RT} ${MT} ${TILES} (= RT * MT) ${TILE_W} ${W_ROWS} (= RT * TILE_W)
@@ -35,9 +44,17 @@
 //                            and the rows a block can actually have, min(M_MAX, M_BLOCK)
 //   ${UNROLL} ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
 //   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE} ${PARTIALS}
+//   ${SPLITS} ${KSPLIT_ALL} ${SPLIT_K} (SPLITS > 1) ${TILES_N} (grid x)
+//   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters; 1 each
+//   without a split, folded away) ${DEVICE_SCOPE} (the fence's scope name)
+//   ${ELEMENTS} ${ELEMENTS_LAST} (TILES * 4 accumulator elements a lane
+//   holds, and that less 1) ${OWN} (ceil(ELEMENTS / KSPLIT): those a wave finishes)
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_mma_partials : memref<${PARTIALS}xf32, #gpu.address_space<workgroup>>
+    memref.global "private" @gatejit_split_sums : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = uninitialized {alignment = 16}
+    memref.global "private" @gatejit_split_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>> = dense<0>
+    memref.global "private" @gatejit_split_last : memref<1xi32, #gpu.address_space<workgroup>>
 
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
                         %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
@@ -78,6 +95,13 @@ module attributes {gpu.container_module} {
       %bid_y = gpu.block_id y
       %m_block = arith.constant ${M_BLOCK} : index
       %mrow0 = arith.muli %bid_y, %m_block : index
+      // K slice of this wave among all KSPLIT_ALL (split 0 without a K split:
+      // the remainder by 1 folds away).
+      %bid_z = gpu.block_id z
+      %splits = arith.constant ${SPLITS} : index
+      %split = arith.remui %bid_z, %splits : index
+      %kp_block = arith.muli %split, %ksplit : index
+      %kp_all = arith.addi %kp_block, %kp : index
 
       // Steps that are in range for every wave: UNROLL loads per operand in
       // flight, then their products.
@@ -86,7 +110,7 @@ module attributes {gpu.container_module} {
         %loaded:2 = scf.for %u = %c0 to %unroll step %c1 iter_args(%wv = %wzero, %hv = %hzero)
             -> (vector<${UNROLL}x${RT}x${VECS}x8x${T}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>) {
           %j = arith.addi %j0, %u : index
-          %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp, %j, %mlast, %true)
+          %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp_all, %j, %mlast, %true)
               : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
                  index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
           %wv2 = vector.insert %w, %wv[%u] : vector<${RT}x${VECS}x8x${T}> into vector<${UNROLL}x${RT}x${VECS}x8x${T}>
@@ -105,7 +129,7 @@ module attributes {gpu.container_module} {
       // The rest, one step at a time; lanes past K (or waves past the last
       // step) load zeros but still join the wave-wide matrix instruction.
       %acc_all = scf.for %j = %jrem to %jiters step %c1 iter_args(%acc = %acc_groups) -> (vector<${TILES}x4xf32>) {
-        %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp, %j, %mlast, %false)
+        %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp_all, %j, %mlast, %false)
             : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
                index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
         %a2 = func.call @mma_tiles(%w, %h, %acc)
@@ -128,56 +152,216 @@ module attributes {gpu.container_module} {
       } {gatejit.unroll}
       gpu.barrier
 
-      // Accumulator element (tile, i) is finished by wave (tile * 4 + i) mod
-      // KSPLIT of the group: it sums the KSPLIT partials in order, applies the
-      // epilogue and stores.
-      %mt = arith.constant ${MT} : index
-      %tile_w = arith.constant ${TILE_W} : index
-      %c16 = arith.constant 16 : index
-      %n = arith.constant ${N} : index
-      %lda = arith.constant ${LDA} : index
-      %ldo = arith.constant ${LDO} : index
+      // Wave kp of the group finishes accumulator elements kp, kp + KSPLIT,
+      // ... of the TILES * 4 (element 4 e + i is register i of tile e): OWN
+      // slots, so the code a wave runs is the code it has, and the loads of
+      // all its slots are issued together. Each sums the KSPLIT partials in
+      // order, then applies the epilogue (or, with a K split, meets the
+      // other blocks of its row tile first).
       %fzero = arith.constant 0.0 : f32
       %first_wave = arith.muli %group, %ksplit : index
-      scf.for %e = %c0 to %tiles step %c1 {
-        scf.for %i = %c0 to %c4 step %c1 {
-          %e4 = arith.muli %e, %c4 : index
-          %ei = arith.addi %e4, %i : index
-          %finisher = arith.remui %ei, %ksplit : index
-          %mine = arith.cmpi eq, %kp, %finisher : index
-          %r = arith.divui %e, %mt : index
-          %t = arith.remui %e, %mt : index
-          %h_in_tile = func.call @lane_c_h(%lane, %i) : (index, index) -> index
-          %w_in_tile = func.call @lane_c_w(%lane, %i) : (index, index) -> index
-          %h_base = arith.muli %t, %c16 : index
-          %row_in_block = arith.addi %h_base, %h_in_tile : index
-          %row = arith.addi %mrow0, %row_in_block : index
-          %w_tile = arith.muli %r, %tile_w : index
-          %w_off = arith.addi %w_tile, %w_in_tile : index
-          %col = arith.addi %wrow0, %w_off : index
-          %row_ok = arith.cmpi ult, %row, %m_i : index
-          %col_ok = arith.cmpi ult, %col, %n : index
-          %in = arith.andi %row_ok, %col_ok : i1
-          %go = arith.andi %in, %mine : i1
-          scf.if %go {
-            %dot = scf.for %s = %c0 to %ksplit step %c1 iter_args(%sum = %fzero) -> (f32) {
-              %w_s = arith.addi %first_wave, %s : index
-              %slot = func.call @partial_slot(%w_s, %e, %i, %lane) : (index, index, index, index) -> index
-              %x = memref.load %buf[%slot] : memref<${PARTIALS}xf32, #gpu.address_space<workgroup>>
-              %sum2 = arith.addf %sum, %x : f32
-              scf.yield %sum2 : f32
-            } {gatejit.unroll}
-            %a_row = arith.muli %row, %lda : index
-            %a_idx = arith.addi %a_row, %col : index
-            %o_row = arith.muli %row, %ldo : index
-            %o_idx = arith.addi %o_row, %col : index
-            %a = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-            %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
-            memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+      %own = arith.constant ${OWN} : index
+      %dzero = arith.constant dense<0.0> : vector<${OWN}xf32>
+      %dots = scf.for %o = %c0 to %own step %c1 iter_args(%d = %dzero) -> (vector<${OWN}xf32>) {
+        %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
+            : (index, index, index, index, index, index) -> (index, index, index, index, i1)
+        %dot = scf.for %s = %c0 to %ksplit step %c1 iter_args(%sum = %fzero) -> (f32) {
+          %w_s = arith.addi %first_wave, %s : index
+          %slot = func.call @partial_slot(%w_s, %e, %i, %lane) : (index, index, index, index) -> index
+          %x = memref.load %buf[%slot] : memref<${PARTIALS}xf32, #gpu.address_space<workgroup>>
+          %sum2 = arith.addf %sum, %x : f32
+          scf.yield %sum2 : f32
+        } {gatejit.unroll}
+        %d2 = vector.insert %dot, %d[%o] : f32 into vector<${OWN}xf32>
+        scf.yield %d2 : vector<${OWN}xf32>
+      } {gatejit.unroll}
+
+      %split_k = arith.constant ${SPLIT_K}
+      scf.if %split_k {
+        // The blocks of a row tile meet: each stores its sums, the last to
+        // arrive adds all SPLITS in split order and finishes the outputs.
+        %ws = memref.get_global @gatejit_split_sums : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
+        %arrivals = memref.get_global @gatejit_split_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>>
+        %flag = memref.get_global @gatejit_split_last : memref<1xi32, #gpu.address_space<workgroup>>
+        %tiles_n = arith.constant ${TILES_N} : index
+        %tile_row = arith.muli %bid_y, %tiles_n : index
+        %tile = arith.addi %tile_row, %bid : index
+        scf.for %o = %c0 to %own step %c1 {
+          %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
+              : (index, index, index, index, index, index) -> (index, index, index, index, i1)
+          scf.if %ok {
+            %at = func.call @split_slot(%tile, %split, %group, %e, %i, %lane) : (index, index, index, index, index, index) -> index
+            %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
+            memref.store %dot, %ws[%at] : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
           }
         } {gatejit.unroll}
-      } {gatejit.unroll}
+        // Every thread's sums visible device-wide before the block counts
+        // itself in (release); the last block reads them after its own fence
+        // (acquire). No block reads a workspace line before the last block.
+        func.call @fence_device() : () -> ()
+        gpu.barrier
+        %first = arith.cmpi eq, %tid, %c0 : index
+        %one = arith.constant 1 : i32
+        %zero = arith.constant 0 : i32
+        %last_arrival = arith.constant ${SPLITS_LAST} : i32
+        scf.if %first {
+          %before = memref.atomic_rmw addi %one, %arrivals[%tile] : (i32, memref<${WS_TILES}xi32, #gpu.address_space<global>>) -> i32
+          %is_last = arith.cmpi eq, %before, %last_arrival : i32
+          %v = arith.select %is_last, %one, %zero : i32
+          memref.store %v, %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
+        }
+        gpu.barrier
+        %f = memref.load %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
+        %last = arith.cmpi ne, %f, %zero : i32
+        scf.if %last {
+          func.call @fence_device() : () -> ()
+          %totals = scf.for %o = %c0 to %own step %c1 iter_args(%d = %dzero) -> (vector<${OWN}xf32>) {
+            %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
+                : (index, index, index, index, index, index) -> (index, index, index, index, i1)
+            %total = scf.if %ok -> (f32) {
+              // Split order, whatever the arrival order.
+              %t = scf.for %s = %c0 to %splits step %c1 iter_args(%sum = %fzero) -> (f32) {
+                %at = func.call @split_slot(%tile, %s, %group, %e, %i, %lane) : (index, index, index, index, index, index) -> index
+                %x = memref.load %ws[%at] : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
+                %sum2 = arith.addf %sum, %x : f32
+                scf.yield %sum2 : f32
+              } {gatejit.unroll}
+              scf.yield %t : f32
+            } else {
+              scf.yield %fzero : f32
+            }
+            %d2 = vector.insert %total, %d[%o] : f32 into vector<${OWN}xf32>
+            scf.yield %d2 : vector<${OWN}xf32>
+          } {gatejit.unroll}
+          func.call @finish_owned(%attn, %out, %totals, %kp, %lane, %mrow0, %wrow0, %m_i)
+              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                 vector<${OWN}xf32>, index, index, index, index, index) -> ()
+          // Ready for the next launch: no other block of this launch touches
+          // this tile's counter again.
+          scf.if %first {
+            memref.store %zero, %arrivals[%tile] : memref<${WS_TILES}xi32, #gpu.address_space<global>>
+          }
+        }
+      } else {
+        func.call @finish_owned(%attn, %out, %dots, %kp, %lane, %mrow0, %wrow0, %m_i)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+               vector<${OWN}xf32>, index, index, index, index, index) -> ()
+      }
       gpu.return
+    }
+
+    // Slot o of wave kp: element ei = o * KSPLIT + kp, i.e. register i = ei
+    // mod 4 of tile e = ei / 4 (clamped to the last element past the end),
+    // its output row and column, and whether the element exists and its
+    // output is in range.
+    func.func private @owned_element(%o: index, %kp: index, %lane: index, %mrow0: index, %wrow0: index, %m_i: index)
+        -> (index, index, index, index, i1) {
+      %c4 = arith.constant 4 : index
+      %ksplit = arith.constant ${KSPLIT} : index
+      %elements = arith.constant ${ELEMENTS} : index
+      %last = arith.constant ${ELEMENTS_LAST} : index
+      %ob = arith.muli %o, %ksplit : index
+      %ei = arith.addi %ob, %kp : index
+      %exists = arith.cmpi ult, %ei, %elements : index
+      %ei_c = arith.minui %ei, %last : index
+      %e = arith.divui %ei_c, %c4 : index
+      %i = arith.remui %ei_c, %c4 : index
+      %row, %col, %in = func.call @element_place(%e, %i, %lane, %mrow0, %wrow0, %m_i) : (index, index, index, index, index, index) -> (index, index, i1)
+      %ok = arith.andi %exists, %in : i1
+      return %e, %i, %row, %col, %ok : index, index, index, index, i1
+    }
+
+    // The epilogue of a wave's OWN slots: every attn load first (one round
+    // trip), then the gated values (out may be attn: each element is read
+    // and written by the same lane, the reads first).
+    func.func private @finish_owned(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                    %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                                    %dots: vector<${OWN}xf32>, %kp: index, %lane: index, %mrow0: index,
+                                    %wrow0: index, %m_i: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %own = arith.constant ${OWN} : index
+      %lda = arith.constant ${LDA} : index
+      %ldo = arith.constant ${LDO} : index
+      %a_zero = arith.constant dense<0.0> : vector<${OWN}x${T}>
+      %attns = scf.for %o = %c0 to %own step %c1 iter_args(%av = %a_zero) -> (vector<${OWN}x${T}>) {
+        %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
+            : (index, index, index, index, index, index) -> (index, index, index, index, i1)
+        %a = scf.if %ok -> (${T}) {
+          %a_row = arith.muli %row, %lda : index
+          %a_idx = arith.addi %a_row, %col : index
+          %ld = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+          scf.yield %ld : ${T}
+        } else {
+          %z = vector.extract %a_zero[0] : ${T} from vector<${OWN}x${T}>
+          scf.yield %z : ${T}
+        }
+        %av2 = vector.insert %a, %av[%o] : ${T} into vector<${OWN}x${T}>
+        scf.yield %av2 : vector<${OWN}x${T}>
+      } {gatejit.unroll}
+      scf.for %o = %c0 to %own step %c1 {
+        %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
+            : (index, index, index, index, index, index) -> (index, index, index, index, i1)
+        scf.if %ok {
+          %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
+          %a = vector.extract %attns[%o] : ${T} from vector<${OWN}x${T}>
+          %o_row = arith.muli %row, %ldo : index
+          %o_idx = arith.addi %o_row, %col : index
+          %g = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
+          memref.store %g, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+        }
+      } {gatejit.unroll}
+      return
+    }
+
+    // Output of accumulator element (tile e, register i) of `lane`: its row
+    // and column, and whether both are in range.
+    func.func private @element_place(%e: index, %i: index, %lane: index, %mrow0: index, %wrow0: index, %m_i: index)
+        -> (index, index, i1) {
+      %c16 = arith.constant 16 : index
+      %mt = arith.constant ${MT} : index
+      %tile_w = arith.constant ${TILE_W} : index
+      %n = arith.constant ${N} : index
+      %r = arith.divui %e, %mt : index
+      %t = arith.remui %e, %mt : index
+      %h_in_tile = func.call @lane_c_h(%lane, %i) : (index, index) -> index
+      %w_in_tile = func.call @lane_c_w(%lane, %i) : (index, index) -> index
+      %h_base = arith.muli %t, %c16 : index
+      %row_in_block = arith.addi %h_base, %h_in_tile : index
+      %row = arith.addi %mrow0, %row_in_block : index
+      %w_tile = arith.muli %r, %tile_w : index
+      %w_off = arith.addi %w_tile, %w_in_tile : index
+      %col = arith.addi %wrow0, %w_off : index
+      %row_ok = arith.cmpi ult, %row, %m_i : index
+      %col_ok = arith.cmpi ult, %col, %n : index
+      %in = arith.andi %row_ok, %col_ok : i1
+      return %row, %col, %in : index, index, i1
+    }
+
+    // Workspace float of element (e, i) of `lane` in group `group` of split
+    // `s` of row tile `tile`: consecutive lanes, consecutive floats.
+    func.func private @split_slot(%tile: index, %s: index, %group: index, %e: index, %i: index, %lane: index) -> index {
+      %splits = arith.constant ${SPLITS} : index
+      %groups = arith.constant ${GROUPS} : index
+      %tiles = arith.constant ${TILES} : index
+      %c4 = arith.constant 4 : index
+      %wave = arith.constant ${WAVE} : index
+      %a = arith.muli %tile, %splits : index
+      %b = arith.addi %a, %s : index
+      %bg = arith.muli %b, %groups : index
+      %g = arith.addi %bg, %group : index
+      %gt = arith.muli %g, %tiles : index
+      %ge = arith.addi %gt, %e : index
+      %ge4 = arith.muli %ge, %c4 : index
+      %gi = arith.addi %ge4, %i : index
+      %gw = arith.muli %gi, %wave : index
+      %at = arith.addi %gw, %lane : index
+      return %at : index
+    }
+
+    func.func private @fence_device() {
+      llvm.fence syncscope("${DEVICE_SCOPE}") acq_rel
+      return
     }
 
     func.func private @partial_slot(%w: index, %e: index, %i: index, %lane: index) -> index {
@@ -207,7 +391,7 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c16 = arith.constant 16 : index
-      %ksplit = arith.constant ${KSPLIT} : index
+      %ksplit = arith.constant ${KSPLIT_ALL} : index
       %kstep = arith.constant ${KSTEP} : index
       %s_all = arith.constant ${S_ALL} : index
       %rt = arith.constant ${RT} : index

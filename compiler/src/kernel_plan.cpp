@@ -159,6 +159,7 @@ struct MmaTuning {
   int64_t groups = 1;  // column groups per block: their warps with the same K slice share hidden loads in L1
   int64_t max_mt = 8;  // hidden tiles per block at most (16 rows each); grid y tiles the rest of M
   int64_t mt = 1;      // hidden tiles per block: min(ceil(M_MAX / 16), max_mt)
+  int64_t splits = 1;  // K split across workgroups (grid z), meeting in a workspace
 };
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
 
@@ -194,7 +195,26 @@ void apply_tuning_override(MmaTuning &t, int64_t &budget) {
     else if (key == "vecs") t.vecs = value;
     else if (key == "groups") t.groups = value;
     else if (key == "mtiles") t.max_mt = value;
+    else if (key == "splits") t.splits = value;
   }
+}
+
+// gfx950 from M = 17 (v45): K split across workgroups (grid z) where the
+// row tiles alone leave CUs idle (48 workgroups for 256 CUs at N = 1536,
+// M = 32): the fewest splits that cover every CU, or up to twice that where
+// one of those divides the K steps evenly among all waves (no wave takes a
+// partial share), else twice that (two workgroups a CU, what their
+// workgroup memory allows). At most one step per wave.
+int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus) {
+  const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
+  const int64_t tiles = (c.n + n_per_block - 1) / n_per_block * ((c.m_max + 16 * t.mt - 1) / (16 * t.mt));
+  const int64_t steps = (c.k + kMmaInstrK * t.vecs - 1) / (kMmaInstrK * t.vecs);
+  const int64_t most = std::max<int64_t>(1, steps / t.ksplit);
+  const int64_t fewest = (cus + tiles - 1) / tiles;
+  if (fewest <= 1) return 1;
+  for (int64_t s = fewest; s <= 2 * fewest && s <= most; ++s)
+    if (steps % (t.ksplit * s) == 0) return s;
+  return std::min(2 * fewest, most);
 }
 
 MmaTuning mma_tuning(const Contract &c) {
@@ -268,6 +288,8 @@ MmaTuning mma_tuning(const Contract &c) {
   apply_tuning_override(t, budget);
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
+  if (target_is_amdgpu(c.target) && c.m_max > 16 && !tuning_override().contains("splits"))
+    t.splits = amd_k_splits(c, t, cus);
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
   // workgroup memory a kernel gets without opting in (the target table's
   // static budget: 48 KiB static shared memory on sm_90; 64 KiB of gfx950's
@@ -283,7 +305,7 @@ MmaTuning mma_tuning(const Contract &c) {
   const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);
   // The largest UNROLL <= cap that divides each wave's full steps: no step
   // falls to the one-at-a-time tail loop.
-  const int64_t j_full = c.k / (kMmaInstrK * t.vecs) / t.ksplit;
+  const int64_t j_full = c.k / (kMmaInstrK * t.vecs) / (t.ksplit * t.splits);
   t.unroll = 1;
   for (int64_t u = cap; u >= 1; --u)
     if (j_full % u == 0) { t.unroll = u; break; }
@@ -316,7 +338,8 @@ void plan_mma(KernelPlan &p) {
   const int64_t kstep = kMmaInstrK * t.vecs;
   const int64_t s_all = (c.k + kstep - 1) / kstep;
   const int64_t s_full = c.k / kstep;
-  const int64_t j_full = s_full / t.ksplit;
+  const int64_t ksplit_all = t.ksplit * t.splits;
+  const int64_t j_full = s_full / ksplit_all;
   t.unroll = std::max<int64_t>(1, std::min(t.unroll, j_full));
   const int64_t j_groups = j_full / t.unroll;
   const int64_t groups = t.groups;
@@ -339,15 +362,31 @@ void plan_mma(KernelPlan &p) {
   set("UNROLL", t.unroll);
   set("J_GROUPS", j_groups);
   set("J_REM", j_groups * t.unroll);
-  set("J_ITERS", (s_all + t.ksplit - 1) / t.ksplit);
+  set("J_ITERS", (s_all + ksplit_all - 1) / ksplit_all);
   set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
+  set("ELEMENTS", tiles * 4);
+  set("ELEMENTS_LAST", tiles * 4 - 1);
+  set("OWN", (tiles * 4 + t.ksplit - 1) / t.ksplit);
+  const int64_t n_per_block = groups * t.rt * t.frag.tile_w;
+  const int64_t tiles_n = (c.n + n_per_block - 1) / n_per_block;
+  const int64_t tiles_m = c.m_max > m_block ? (c.m_max + m_block - 1) / m_block : 1;
+  set("SPLITS", t.splits);
+  set("SPLITS_LAST", t.splits - 1);
+  set("KSPLIT_ALL", ksplit_all);
+  P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
+  set("TILES_N", tiles_n);
+  // Without a split the workspace is folded away; one element keeps the
+  // declarations well-formed.
+  set("WS_SIZE", t.splits > 1 ? tiles_n * tiles_m * t.splits * groups * tiles * 4 * wave : 1);
+  set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
+  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   set_fragment_params(P, c);
   p.snippets = {fragment_snippet(c.target), "mma_tiles"};
-  p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS"};
-  p.facts = {.form = "mma", .weight_rows_per_block = groups * t.rt * t.frag.tile_w,
-             .hidden_rows_per_block = m_block, .matrix = true};
-  p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(groups * t.rt * t.frag.tile_w), false,
-                uint32_t(c.m_max > m_block ? m_block : 0)};
+  p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS"};
+  p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
+             .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
+  p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(n_per_block), false,
+                uint32_t(c.m_max > m_block ? m_block : 0), uint32_t(t.splits)};
 }
 
 // mma_tiled (templates/mma_tiled.mlir): the GEMM-shaped form of mma, on

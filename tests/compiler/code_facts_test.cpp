@@ -140,5 +140,29 @@ TEST(CodeFacts, Gfx950GemvWaitsAreReadFromTheIsa) {
   EXPECT_EQ(f["tail_round_trips"].get<int64_t>(), 1);     // its attn loads issued together (v39)
 }
 
+
+// The mma form's epilogue: a wave runs only the accumulator elements it
+// finishes (OWN slots), their attn loads issued together, so the replay sees
+// one round trip after the K loop (v45; 16 branches of one load each, of
+// which a wave took one, read as 16). With the gfx950 K split (M = 17-64:
+// 48 row tiles, grid z 6-7) the meeting adds the workspace's round trips.
+TEST(CodeFacts, MmaEpilogueIsOneRoundTripPerWave) {
+  Contract sm90 = gfx950(1);
+  sm90.target = Target::kSm90;
+  for (const Contract &c : {sm90, gfx950(128)}) {
+    auto k = compile(c);
+    ASSERT_TRUE(k.ok()) << k.status().message();
+    EXPECT_EQ(k->report["template_file"], "mma") << target_name(c.target);
+    EXPECT_EQ(k->report["grid"][2].get<int64_t>(), 1);
+    EXPECT_LE(k->report["code_facts"]["tail_round_trips"].get<int64_t>(), 1) << k->report["code_facts"].dump();
+  }
+  for (int64_t m : {17, 32}) {
+    auto split = compile(gfx950(m));
+    ASSERT_TRUE(split.ok()) << split.status().message();
+    EXPECT_GT(split->report["grid"][2].get<int64_t>(), 1);
+    EXPECT_LE(split->report["code_facts"]["tail_round_trips"].get<int64_t>(), 3) << split->report["code_facts"].dump();
+  }
+}
+
 }  // namespace
 }  // namespace gatejit::compiler

@@ -25,6 +25,7 @@
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
 #include "gatejit/kernel_binary.h"
+#include "gatejit/target_info.h"
 #include "gatejit/template_choice.h"
 
 namespace gatejit {
@@ -170,11 +171,24 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
                                  : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
                                                               : 1u;
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), expected_rows);
-  // Grid z splits K only in the tiled form, into splits of at least 4 stages.
+  // Grid z splits K in the tiled form, into splits of at least 4 stages;
+  // and in the register-streamed form on AMD targets above M = 16 where the
+  // row tiles leave CUs idle (v45): then the grid covers every CU (unless
+  // the waves would run out of 64-K steps), at most about twice over, each
+  // wave keeping at least one step.
   EXPECT_EQ(r["grid"][2].get<uint32_t>(), kb.geometry.k_blocks);
+  const int64_t grid_xy = int64_t(r["grid"][0].get<uint32_t>()) * r["grid"][1].get<uint32_t>();
   if (tiled) {
     EXPECT_GE(kb.geometry.k_blocks, 1u);
     EXPECT_LE(int64_t(kb.geometry.k_blocks), std::max<int64_t>(1, p.shape.k / 64 / 4));
+  } else if (expected_template == "mma" && target_is_amdgpu(p.target) && m_launch > 16 &&
+             grid_xy < target_info(p.target).compute_units) {
+    const int64_t splits = kb.geometry.k_blocks, waves = kb.geometry.block_x / 64;
+    const int64_t cus = target_info(p.target).compute_units;
+    EXPECT_GE(grid_xy * splits, std::min<int64_t>(cus, grid_xy * std::max<int64_t>(1, (p.shape.k + 63) / 64 / waves)))
+        << "the K split leaves CUs idle";
+    EXPECT_LE(grid_xy * splits, 2 * (cus + grid_xy));
+    EXPECT_LE(splits * waves, std::max<int64_t>(1, (p.shape.k + 63) / 64));
   } else {
     EXPECT_EQ(kb.geometry.k_blocks, 1u);
   }
