@@ -55,6 +55,7 @@ module attributes {gpu.container_module} {
     memref.global "private" @gatejit_split_sums : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = uninitialized {alignment = 16}
     memref.global "private" @gatejit_split_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>> = dense<0>
     memref.global "private" @gatejit_split_last : memref<1xi32, #gpu.address_space<workgroup>>
+    memref.global "private" @gatejit_mma_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>> {alignment = 16}
 
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
                         %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
@@ -163,8 +164,8 @@ module attributes {gpu.container_module} {
       %own = arith.constant ${OWN} : index
       %dzero = arith.constant dense<0.0> : vector<${OWN}xf32>
       %dots = scf.for %o = %c0 to %own step %c1 iter_args(%d = %dzero) -> (vector<${OWN}xf32>) {
-        %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
-            : (index, index, index, index, index, index) -> (index, index, index, index, i1)
+        %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
+            : (index, index, index) -> (index, index, index, i1)
         %dot = scf.for %s = %c0 to %ksplit step %c1 iter_args(%sum = %fzero) -> (f32) {
           %w_s = arith.addi %first_wave, %s : index
           %slot = func.call @partial_slot(%w_s, %e, %i, %lane) : (index, index, index, index) -> index
@@ -176,23 +177,32 @@ module attributes {gpu.container_module} {
         scf.yield %d2 : vector<${OWN}xf32>
       } {gatejit.unroll}
 
+      // The group's sums in output order (row-major M_BLOCK x W_ROWS): in
+      // workgroup memory, or with a K split in this split's part of the
+      // workspace. Then each thread finishes pieces of VW consecutive
+      // columns of one row (@finish_pieces).
+      %group_out = arith.constant ${GROUP_OUTPUTS} : index
+      %group_sums = arith.muli %group, %group_out : index
+      %sums = memref.get_global @gatejit_mma_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+      %ws = memref.get_global @gatejit_split_sums : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
+      %tiles_n = arith.constant ${TILES_N} : index
+      %tile_row = arith.muli %bid_y, %tiles_n : index
+      %tile = arith.addi %tile_row, %bid : index
       %split_k = arith.constant ${SPLIT_K}
       scf.if %split_k {
         // The blocks of a row tile meet: each stores its sums, the last to
         // arrive adds all SPLITS in split order and finishes the outputs.
-        %ws = memref.get_global @gatejit_split_sums : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
         %arrivals = memref.get_global @gatejit_split_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>>
         %flag = memref.get_global @gatejit_split_last : memref<1xi32, #gpu.address_space<workgroup>>
-        %tiles_n = arith.constant ${TILES_N} : index
-        %tile_row = arith.muli %bid_y, %tiles_n : index
-        %tile = arith.addi %tile_row, %bid : index
+        %mine = func.call @split_base(%tile, %split) : (index, index) -> index
+        %mine_g = arith.addi %mine, %group_sums : index
         scf.for %o = %c0 to %own step %c1 {
-          %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
-              : (index, index, index, index, index, index) -> (index, index, index, index, i1)
-          scf.if %ok {
-            %at = func.call @split_slot(%tile, %split, %group, %e, %i, %lane) : (index, index, index, index, index, index) -> index
+          %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
+              : (index, index, index) -> (index, index, index, i1)
+          scf.if %exists {
             %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
-            memref.store %dot, %ws[%at] : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
+            %w_at = arith.addi %mine_g, %at : index
+            memref.store %dot, %ws[%w_at] : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
           }
         } {gatejit.unroll}
         // Every thread's sums visible device-wide before the block counts
@@ -215,27 +225,10 @@ module attributes {gpu.container_module} {
         %last = arith.cmpi ne, %f, %zero : i32
         scf.if %last {
           func.call @fence_device() : () -> ()
-          %totals = scf.for %o = %c0 to %own step %c1 iter_args(%d = %dzero) -> (vector<${OWN}xf32>) {
-            %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
-                : (index, index, index, index, index, index) -> (index, index, index, index, i1)
-            %total = scf.if %ok -> (f32) {
-              // Split order, whatever the arrival order.
-              %t = scf.for %s = %c0 to %splits step %c1 iter_args(%sum = %fzero) -> (f32) {
-                %at = func.call @split_slot(%tile, %s, %group, %e, %i, %lane) : (index, index, index, index, index, index) -> index
-                %x = memref.load %ws[%at] : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
-                %sum2 = arith.addf %sum, %x : f32
-                scf.yield %sum2 : f32
-              } {gatejit.unroll}
-              scf.yield %t : f32
-            } else {
-              scf.yield %fzero : f32
-            }
-            %d2 = vector.insert %total, %d[%o] : f32 into vector<${OWN}xf32>
-            scf.yield %d2 : vector<${OWN}xf32>
-          } {gatejit.unroll}
-          func.call @finish_owned(%attn, %out, %totals, %kp, %lane, %mrow0, %wrow0, %m_i)
+          func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i)
               : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-                 vector<${OWN}xf32>, index, index, index, index, index) -> ()
+                 memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+                 index, index, index, index, index) -> ()
           // Ready for the next launch: no other block of this launch touches
           // this tile's counter again.
           scf.if %first {
@@ -243,120 +236,191 @@ module attributes {gpu.container_module} {
           }
         }
       } else {
-        func.call @finish_owned(%attn, %out, %dots, %kp, %lane, %mrow0, %wrow0, %m_i)
+        scf.for %o = %c0 to %own step %c1 {
+          %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
+              : (index, index, index) -> (index, index, index, i1)
+          scf.if %exists {
+            %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
+            %s_at = arith.addi %group_sums, %at : index
+            memref.store %dot, %sums[%s_at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+          }
+        } {gatejit.unroll}
+        gpu.barrier
+        func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i)
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-               vector<${OWN}xf32>, index, index, index, index, index) -> ()
+               memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+               index, index, index, index, index) -> ()
       }
       gpu.return
     }
 
     // Slot o of wave kp: element ei = o * KSPLIT + kp, i.e. register i = ei
     // mod 4 of tile e = ei / 4 (clamped to the last element past the end),
-    // its output row and column, and whether the element exists and its
-    // output is in range.
-    func.func private @owned_element(%o: index, %kp: index, %lane: index, %mrow0: index, %wrow0: index, %m_i: index)
-        -> (index, index, index, index, i1) {
+    // the element's place in the group's row-major M_BLOCK x W_ROWS
+    // outputs, and whether the element exists.
+    func.func private @owned_element(%o: index, %kp: index, %lane: index) -> (index, index, index, i1) {
       %c4 = arith.constant 4 : index
+      %c16 = arith.constant 16 : index
       %ksplit = arith.constant ${KSPLIT} : index
       %elements = arith.constant ${ELEMENTS} : index
       %last = arith.constant ${ELEMENTS_LAST} : index
+      %mt = arith.constant ${MT} : index
+      %tile_w = arith.constant ${TILE_W} : index
+      %w_rows = arith.constant ${W_ROWS} : index
       %ob = arith.muli %o, %ksplit : index
       %ei = arith.addi %ob, %kp : index
       %exists = arith.cmpi ult, %ei, %elements : index
       %ei_c = arith.minui %ei, %last : index
       %e = arith.divui %ei_c, %c4 : index
       %i = arith.remui %ei_c, %c4 : index
-      %row, %col, %in = func.call @element_place(%e, %i, %lane, %mrow0, %wrow0, %m_i) : (index, index, index, index, index, index) -> (index, index, i1)
-      %ok = arith.andi %exists, %in : i1
-      return %e, %i, %row, %col, %ok : index, index, index, index, i1
-    }
-
-    // The epilogue of a wave's OWN slots: every attn load first (one round
-    // trip), then the gated values (out may be attn: each element is read
-    // and written by the same lane, the reads first).
-    func.func private @finish_owned(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                                    %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-                                    %dots: vector<${OWN}xf32>, %kp: index, %lane: index, %mrow0: index,
-                                    %wrow0: index, %m_i: index) {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %own = arith.constant ${OWN} : index
-      %lda = arith.constant ${LDA} : index
-      %ldo = arith.constant ${LDO} : index
-      %a_zero = arith.constant dense<0.0> : vector<${OWN}x${T}>
-      %attns = scf.for %o = %c0 to %own step %c1 iter_args(%av = %a_zero) -> (vector<${OWN}x${T}>) {
-        %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
-            : (index, index, index, index, index, index) -> (index, index, index, index, i1)
-        %a = scf.if %ok -> (${T}) {
-          %a_row = arith.muli %row, %lda : index
-          %a_idx = arith.addi %a_row, %col : index
-          %ld = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-          scf.yield %ld : ${T}
-        } else {
-          %z = vector.extract %a_zero[0] : ${T} from vector<${OWN}x${T}>
-          scf.yield %z : ${T}
-        }
-        %av2 = vector.insert %a, %av[%o] : ${T} into vector<${OWN}x${T}>
-        scf.yield %av2 : vector<${OWN}x${T}>
-      } {gatejit.unroll}
-      scf.for %o = %c0 to %own step %c1 {
-        %e, %i, %row, %col, %ok = func.call @owned_element(%o, %kp, %lane, %mrow0, %wrow0, %m_i)
-            : (index, index, index, index, index, index) -> (index, index, index, index, i1)
-        scf.if %ok {
-          %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
-          %a = vector.extract %attns[%o] : ${T} from vector<${OWN}x${T}>
-          %o_row = arith.muli %row, %ldo : index
-          %o_idx = arith.addi %o_row, %col : index
-          %g = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
-          memref.store %g, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
-        }
-      } {gatejit.unroll}
-      return
-    }
-
-    // Output of accumulator element (tile e, register i) of `lane`: its row
-    // and column, and whether both are in range.
-    func.func private @element_place(%e: index, %i: index, %lane: index, %mrow0: index, %wrow0: index, %m_i: index)
-        -> (index, index, i1) {
-      %c16 = arith.constant 16 : index
-      %mt = arith.constant ${MT} : index
-      %tile_w = arith.constant ${TILE_W} : index
-      %n = arith.constant ${N} : index
+      // Tile e is weight tile r = e / MT, hidden tile t = e mod MT.
       %r = arith.divui %e, %mt : index
       %t = arith.remui %e, %mt : index
       %h_in_tile = func.call @lane_c_h(%lane, %i) : (index, index) -> index
       %w_in_tile = func.call @lane_c_w(%lane, %i) : (index, index) -> index
       %h_base = arith.muli %t, %c16 : index
-      %row_in_block = arith.addi %h_base, %h_in_tile : index
-      %row = arith.addi %mrow0, %row_in_block : index
-      %w_tile = arith.muli %r, %tile_w : index
-      %w_off = arith.addi %w_tile, %w_in_tile : index
-      %col = arith.addi %wrow0, %w_off : index
-      %row_ok = arith.cmpi ult, %row, %m_i : index
-      %col_ok = arith.cmpi ult, %col, %n : index
-      %in = arith.andi %row_ok, %col_ok : i1
-      return %row, %col, %in : index, index, i1
+      %row = arith.addi %h_base, %h_in_tile : index
+      %w_base = arith.muli %r, %tile_w : index
+      %col = arith.addi %w_base, %w_in_tile : index
+      %row_at = arith.muli %row, %w_rows : index
+      %at = arith.addi %row_at, %col : index
+      return %e, %i, %at, %exists : index, index, index, i1
     }
 
-    // Workspace float of element (e, i) of `lane` in group `group` of split
-    // `s` of row tile `tile`: consecutive lanes, consecutive floats.
-    func.func private @split_slot(%tile: index, %s: index, %group: index, %e: index, %i: index, %lane: index) -> index {
+    // Workspace offset of split s of row tile `tile` (its GROUPS groups'
+    // outputs, each row-major M_BLOCK x W_ROWS).
+    func.func private @split_base(%tile: index, %s: index) -> index {
       %splits = arith.constant ${SPLITS} : index
-      %groups = arith.constant ${GROUPS} : index
-      %tiles = arith.constant ${TILES} : index
-      %c4 = arith.constant 4 : index
-      %wave = arith.constant ${WAVE} : index
+      %block_out = arith.constant ${BLOCK_OUTPUTS} : index
       %a = arith.muli %tile, %splits : index
       %b = arith.addi %a, %s : index
-      %bg = arith.muli %b, %groups : index
-      %g = arith.addi %bg, %group : index
-      %gt = arith.muli %g, %tiles : index
-      %ge = arith.addi %gt, %e : index
-      %ge4 = arith.muli %ge, %c4 : index
-      %gi = arith.addi %ge4, %i : index
-      %gw = arith.muli %gi, %wave : index
-      %at = arith.addi %gw, %lane : index
+      %at = arith.muli %b, %block_out : index
       return %at : index
+    }
+
+    // The epilogue, a piece at a time: VW consecutive columns of one output
+    // row. Thread tid takes pieces tid, tid + BLOCK, ...; a piece's sums come
+    // from workgroup memory (one vector read) or, with a K split, from every
+    // split's part of the workspace, added in split order. Where attn and
+    // out allow (their base pointers VW x element aligned; the strides, and
+    // the piece wholly inside N), one VW-wide attn load and out store; the
+    // rest element by element. out may be attn: each element is read and
+    // written by the same thread, the read first.
+    func.func private @finish_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                     %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                                     %sums: memref<${SUMS}xf32, #gpu.address_space<workgroup>>,
+                                     %ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+                                     %tile: index, %tid: index, %bid: index, %mrow0: index, %m_i: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %vw = arith.constant ${VW} : index
+      %block = arith.constant ${BLOCK} : index
+      %pieces = arith.constant ${PIECES} : index
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %row_pieces = arith.constant ${ROW_PIECES} : index
+      %group_pieces = arith.constant ${GROUP_PIECES} : index
+      %group_out = arith.constant ${GROUP_OUTPUTS} : index
+      %w_rows = arith.constant ${W_ROWS} : index
+      %groups = arith.constant ${GROUPS} : index
+      %splits = arith.constant ${SPLITS} : index
+      %n = arith.constant ${N} : index
+      %lda = arith.constant ${LDA} : index
+      %ldo = arith.constant ${LDO} : index
+      %split_k = arith.constant ${SPLIT_K}
+      %fzero = arith.constant dense<0.0> : vector<${VW}xf32>
+      // Base pointers aligned to a piece (the strides are known: WIDE_STRIDES).
+      %mask = arith.constant ${VW_BYTES_MASK} : index
+      %a_ptr = memref.extract_aligned_pointer_as_index %attn : memref<${A_SIZE}x${T}, #gpu.address_space<global>> -> index
+      %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T}, #gpu.address_space<global>> -> index
+      %ptrs = arith.ori %a_ptr, %o_ptr : index
+      %low = arith.andi %ptrs, %mask : index
+      %ptrs_ok = arith.cmpi eq, %low, %c0 : index
+      %strides_ok = arith.constant ${WIDE_STRIDES}
+      %aligned = arith.andi %ptrs_ok, %strides_ok : i1
+      scf.for %q = %c0 to %piece_slots step %c1 {
+        %q_base = arith.muli %q, %block : index
+        %p = arith.addi %q_base, %tid : index
+        %p_ok = arith.cmpi ult, %p, %pieces : index
+        %group = arith.divui %p, %group_pieces : index
+        %in_group = arith.remui %p, %group_pieces : index
+        %row_in_block = arith.divui %in_group, %row_pieces : index
+        %piece_in_row = arith.remui %in_group, %row_pieces : index
+        %col_in_group = arith.muli %piece_in_row, %vw : index
+        %g_base = arith.muli %group, %group_out : index
+        %r_off = arith.muli %row_in_block, %w_rows : index
+        %g_row = arith.addi %g_base, %r_off : index
+        %at = arith.addi %g_row, %col_in_group : index
+        %block_group = arith.muli %bid, %groups : index
+        %col_group = arith.addi %block_group, %group : index
+        %col_base = arith.muli %col_group, %w_rows : index
+        %col = arith.addi %col_base, %col_in_group : index
+        %row = arith.addi %mrow0, %row_in_block : index
+        %row_ok = arith.cmpi ult, %row, %m_i : index
+        %col_ok = arith.cmpi ult, %col, %n : index
+        %in_a = arith.andi %p_ok, %row_ok : i1
+        %in = arith.andi %in_a, %col_ok : i1
+        scf.if %in {
+          %dots = scf.if %split_k -> (vector<${VW}xf32>) {
+            // Split order, whatever the arrival order.
+            %t = scf.for %s = %c0 to %splits step %c1 iter_args(%acc = %fzero) -> (vector<${VW}xf32>) {
+              %base_s = func.call @split_base(%tile, %s) : (index, index) -> index
+              %w_at = arith.addi %base_s, %at : index
+              %x = vector.load %ws[%w_at] {alignment = 16} : memref<${WS_SIZE}xf32, #gpu.address_space<global>>, vector<${VW}xf32>
+              %acc2 = arith.addf %acc, %x : vector<${VW}xf32>
+              scf.yield %acc2 : vector<${VW}xf32>
+            } {gatejit.unroll}
+            scf.yield %t : vector<${VW}xf32>
+          } else {
+            %x = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
+            scf.yield %x : vector<${VW}xf32>
+          }
+          %a_row = arith.muli %row, %lda : index
+          %a_idx = arith.addi %a_row, %col : index
+          %o_row = arith.muli %row, %ldo : index
+          %o_idx = arith.addi %o_row, %col : index
+          %end = arith.addi %col, %vw : index
+          %whole = arith.cmpi ule, %end, %n : index
+          %wide = arith.andi %whole, %aligned : i1
+          scf.if %wide {
+            %a = vector.load %attn[%a_idx] {alignment = ${VW_BYTES}} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
+            %gz = arith.constant dense<0.0> : vector<${VW}x${T}>
+            %g = scf.for %j = %c0 to %vw step %c1 iter_args(%gv = %gz) -> (vector<${VW}x${T}>) {
+              %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
+              %aj = vector.extract %a[%j] : ${T} from vector<${VW}x${T}>
+              %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
+              %gv2 = vector.insert %oj, %gv[%j] : ${T} into vector<${VW}x${T}>
+              scf.yield %gv2 : vector<${VW}x${T}>
+            } {gatejit.unroll}
+            vector.store %g, %out[%o_idx] {alignment = ${VW_BYTES}} : memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
+          } else {
+            // Element by element: every attn load first, unconditional
+            // (columns past N read column N - 1 of the row, never stored),
+            // so that they are one round trip, not a branch and a wait each.
+            %az = arith.constant dense<0.0> : vector<${VW}x${T}>
+            %n_last = arith.constant ${N_LAST} : index
+            %as = scf.for %j = %c0 to %vw step %c1 iter_args(%av = %az) -> (vector<${VW}x${T}>) {
+              %cj = arith.addi %col, %j : index
+              %cj_ld = arith.minui %cj, %n_last : index
+              %aj_idx = arith.addi %a_row, %cj_ld : index
+              %aj = memref.load %attn[%aj_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+              %av2 = vector.insert %aj, %av[%j] : ${T} into vector<${VW}x${T}>
+              scf.yield %av2 : vector<${VW}x${T}>
+            } {gatejit.unroll}
+            scf.for %j = %c0 to %vw step %c1 {
+              %cj = arith.addi %col, %j : index
+              %cj_ok = arith.cmpi ult, %cj, %n : index
+              scf.if %cj_ok {
+                %oj_idx = arith.addi %o_idx, %j : index
+                %aj = vector.extract %as[%j] : ${T} from vector<${VW}x${T}>
+                %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
+                %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
+                memref.store %oj, %out[%oj_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+              }
+            } {gatejit.unroll}
+          }
+        }
+      } {gatejit.unroll}
+      return
     }
 
     func.func private @fence_device() {

@@ -377,7 +377,28 @@ void plan_mma(KernelPlan &p) {
   set("TILES_N", tiles_n);
   // Without a split the workspace is folded away; one element keeps the
   // declarations well-formed.
-  set("WS_SIZE", t.splits > 1 ? tiles_n * tiles_m * t.splits * groups * tiles * 4 * wave : 1);
+  // The epilogue's pieces: VW consecutive columns of one row (16 bytes),
+  // thread tid taking pieces tid, tid + BLOCK, ... of the rows a block can
+  // have; wide where the strides (known here) and the base pointers (checked
+  // at run time) allow.
+  const int64_t w_rows = t.rt * t.frag.tile_w;
+  const int64_t vw = std::min<int64_t>(8, w_rows);
+  const int64_t group_outputs = m_block * w_rows;
+  const int64_t live_rows = std::min(c.m_max, m_block);
+  const int64_t pieces = groups * live_rows * (w_rows / vw);
+  const int64_t block = wave * t.ksplit * groups;
+  set("VW", vw);
+  set("VW_BYTES", vw * dtype_bytes(c.dtype_out));
+  set("VW_BYTES_MASK", vw * dtype_bytes(c.dtype_out) - 1);
+  set("ROW_PIECES", w_rows / vw);
+  set("GROUP_PIECES", live_rows * (w_rows / vw));
+  set("PIECES", pieces);
+  set("PIECE_SLOTS", (pieces + block - 1) / block);
+  set("GROUP_OUTPUTS", group_outputs);
+  set("BLOCK_OUTPUTS", groups * group_outputs);
+  set("SUMS", groups * group_outputs);
+  P["WIDE_STRIDES"] = c.m_max == 1 || (c.ld_attn % vw == 0 && c.ld_out % vw == 0) ? "true" : "false";
+  set("WS_SIZE", t.splits > 1 ? tiles_n * tiles_m * t.splits * groups * group_outputs : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   set_fragment_params(P, c);

@@ -108,5 +108,21 @@ TEST(PerfModel, ScratchAndNarrowAccessesFailTheirGates) {
   EXPECT_FALSE(gates[5].passed);  // no_scratch
 }
 
+// Narrow accesses beside 16-byte stores are an element-wise fallback next to
+// a wide path (the mma form checks the attn/out pointers at run time): the
+// gate passes, and says so.
+TEST(PerfModel, AWidePathBesideAnElementwiseFallbackPassesTheEpilogueGate) {
+  ModelInput in = seed_like();
+  in.code.narrow_global_loads = 8;
+  in.code.narrow_global_stores = 8;
+  in.code.wide_global_stores = 1;
+  const auto gates = plan_gates(in, predict(in));
+  ASSERT_EQ(gates[4].name, "wide_epilogue_accesses");
+  EXPECT_TRUE(gates[4].passed) << gates[4].detail;
+  EXPECT_NE(gates[4].detail.find("element-wise fallback"), std::string::npos) << gates[4].detail;
+  in.code.wide_global_stores = 0;
+  EXPECT_FALSE(plan_gates(in, predict(in))[4].passed);
+}
+
 }  // namespace
 }  // namespace gatejit::compiler
