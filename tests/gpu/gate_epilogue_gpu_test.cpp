@@ -315,6 +315,12 @@ std::vector<Case> mma_cases() {
   // time and take the element-wise epilogue, not 16-byte pieces.
   cases.push_back({64, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 2});
   cases.push_back({128, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma, 2});
+  // The same for the register-streamed form's pieces (v46: 16-byte attn
+  // loads and out stores only where both pointers are on 16): M = 1 and 8
+  // on the decode path, M = 16 with a partial last piece (N = 1003).
+  cases.push_back({1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 2});
+  cases.push_back({8, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma, 6});
+  cases.push_back({16, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 8});
   cases.push_back({300, 1003, 1000, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({2048, 256, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   // K = 1000: the last 32-element step is partial (lanes past K load zeros);
