@@ -298,14 +298,11 @@ module attributes {gpu.container_module} {
       return %at : index
     }
 
-    // The epilogue, a piece at a time: VW consecutive columns of one output
-    // row. Thread tid takes pieces tid, tid + BLOCK, ...; a piece's sums come
-    // from workgroup memory (one vector read) or, with a K split, from every
-    // split's part of the workspace, added in split order. Where attn and
-    // out allow (their base pointers VW x element aligned; the strides, and
-    // the piece wholly inside N), one VW-wide attn load and out store; the
-    // rest element by element. out may be attn: each element is read and
-    // written by the same thread, the read first.
+    // The epilogue, a piece at a time (epilogue_pieces.mlir): VW consecutive
+    // columns of one output row. Thread tid takes pieces tid, tid + BLOCK,
+    // ...; a piece's sums come from workgroup memory (one vector read) or,
+    // with a K split, from every split's part of the workspace, added in
+    // split order.
     func.func private @finish_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
                                      %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                                      %sums: memref<${SUMS}xf32, #gpu.address_space<workgroup>>,
@@ -324,19 +321,10 @@ module attributes {gpu.container_module} {
       %groups = arith.constant ${GROUPS} : index
       %splits = arith.constant ${SPLITS} : index
       %n = arith.constant ${N} : index
-      %lda = arith.constant ${LDA} : index
-      %ldo = arith.constant ${LDO} : index
       %split_k = arith.constant ${SPLIT_K}
       %fzero = arith.constant dense<0.0> : vector<${VW}xf32>
-      // Base pointers aligned to a piece (the strides are known: WIDE_STRIDES).
-      %mask = arith.constant ${VW_BYTES_MASK} : index
-      %a_ptr = memref.extract_aligned_pointer_as_index %attn : memref<${A_SIZE}x${T}, #gpu.address_space<global>> -> index
-      %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T}, #gpu.address_space<global>> -> index
-      %ptrs = arith.ori %a_ptr, %o_ptr : index
-      %low = arith.andi %ptrs, %mask : index
-      %ptrs_ok = arith.cmpi eq, %low, %c0 : index
-      %strides_ok = arith.constant ${WIDE_STRIDES}
-      %aligned = arith.andi %ptrs_ok, %strides_ok : i1
+      %aligned = func.call @pieces_aligned(%attn, %out)
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
       scf.for %q = %c0 to %piece_slots step %c1 {
         %q_base = arith.muli %q, %block : index
         %p = arith.addi %q_base, %tid : index
@@ -374,50 +362,9 @@ module attributes {gpu.container_module} {
             %x = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
             scf.yield %x : vector<${VW}xf32>
           }
-          %a_row = arith.muli %row, %lda : index
-          %a_idx = arith.addi %a_row, %col : index
-          %o_row = arith.muli %row, %ldo : index
-          %o_idx = arith.addi %o_row, %col : index
-          %end = arith.addi %col, %vw : index
-          %whole = arith.cmpi ule, %end, %n : index
-          %wide = arith.andi %whole, %aligned : i1
-          scf.if %wide {
-            %a = vector.load %attn[%a_idx] {alignment = ${VW_BYTES}} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
-            %gz = arith.constant dense<0.0> : vector<${VW}x${T}>
-            %g = scf.for %j = %c0 to %vw step %c1 iter_args(%gv = %gz) -> (vector<${VW}x${T}>) {
-              %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
-              %aj = vector.extract %a[%j] : ${T} from vector<${VW}x${T}>
-              %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
-              %gv2 = vector.insert %oj, %gv[%j] : ${T} into vector<${VW}x${T}>
-              scf.yield %gv2 : vector<${VW}x${T}>
-            } {gatejit.unroll}
-            vector.store %g, %out[%o_idx] {alignment = ${VW_BYTES}} : memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
-          } else {
-            // Element by element: every attn load first, unconditional
-            // (columns past N read column N - 1 of the row, never stored),
-            // so that they are one round trip, not a branch and a wait each.
-            %az = arith.constant dense<0.0> : vector<${VW}x${T}>
-            %n_last = arith.constant ${N_LAST} : index
-            %as = scf.for %j = %c0 to %vw step %c1 iter_args(%av = %az) -> (vector<${VW}x${T}>) {
-              %cj = arith.addi %col, %j : index
-              %cj_ld = arith.minui %cj, %n_last : index
-              %aj_idx = arith.addi %a_row, %cj_ld : index
-              %aj = memref.load %attn[%aj_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-              %av2 = vector.insert %aj, %av[%j] : ${T} into vector<${VW}x${T}>
-              scf.yield %av2 : vector<${VW}x${T}>
-            } {gatejit.unroll}
-            scf.for %j = %c0 to %vw step %c1 {
-              %cj = arith.addi %col, %j : index
-              %cj_ok = arith.cmpi ult, %cj, %n : index
-              scf.if %cj_ok {
-                %oj_idx = arith.addi %o_idx, %j : index
-                %aj = vector.extract %as[%j] : ${T} from vector<${VW}x${T}>
-                %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
-                %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
-                memref.store %oj, %out[%oj_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
-              }
-            } {gatejit.unroll}
-          }
+          func.call @finish_piece(%attn, %out, %dots, %row, %col, %aligned)
+              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                 vector<${VW}xf32>, index, index, i1) -> ()
         }
       } {gatejit.unroll}
       return

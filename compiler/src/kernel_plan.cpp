@@ -402,7 +402,7 @@ void plan_mma(KernelPlan &p) {
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   set_fragment_params(P, c);
-  p.snippets = {fragment_snippet(c.target), "mma_tiles"};
+  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces"};
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS"};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
              .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};

@@ -1,0 +1,81 @@
+    // The epilogue a piece at a time (gemv and mma): VW consecutive outputs
+    // of one row, 16 bytes of 2-byte elements where the block is that wide.
+    //   ${VW} ${VW_BYTES} ${VW_BYTES_MASK} (VW x element bytes, less 1)
+    //   ${WIDE_STRIDES} (whether LDA and LDO keep every row's pieces on VW
+    //   elements; known from the contract) ${N} ${N_LAST} ${LDA} ${LDO}
+
+    // Whether the attn and out base pointers lie on a piece. The contract
+    // promises the alignment of hidden and weight only, so this is checked
+    // at run time, once per thread: a uniform branch, no second kernel.
+    func.func private @pieces_aligned(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                      %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1 {
+      %c0 = arith.constant 0 : index
+      %mask = arith.constant ${VW_BYTES_MASK} : index
+      %a_ptr = memref.extract_aligned_pointer_as_index %attn : memref<${A_SIZE}x${T}, #gpu.address_space<global>> -> index
+      %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T}, #gpu.address_space<global>> -> index
+      %ptrs = arith.ori %a_ptr, %o_ptr : index
+      %low = arith.andi %ptrs, %mask : index
+      %ptrs_ok = arith.cmpi eq, %low, %c0 : index
+      %strides_ok = arith.constant ${WIDE_STRIDES}
+      %aligned = arith.andi %ptrs_ok, %strides_ok : i1
+      return %aligned : i1
+    }
+
+    // Outputs (row, col .. col + VW - 1) from their fp32 sums; col is a
+    // multiple of VW, row < M and col < N. One VW-wide attn load and out
+    // store where the piece lies wholly inside N and `aligned`; element by
+    // element otherwise, the attn loads first and unconditional (columns
+    // past N read column N - 1 of the row and are never stored), so that
+    // they are one round trip, not a branch and a wait each. out may be
+    // attn: the piece's reads come before its writes.
+    func.func private @finish_piece(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                    %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                                    %dots: vector<${VW}xf32>, %row: index, %col: index, %aligned: i1) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %vw = arith.constant ${VW} : index
+      %n = arith.constant ${N} : index
+      %n_last = arith.constant ${N_LAST} : index
+      %lda = arith.constant ${LDA} : index
+      %ldo = arith.constant ${LDO} : index
+      %a_row = arith.muli %row, %lda : index
+      %a_idx = arith.addi %a_row, %col : index
+      %o_row = arith.muli %row, %ldo : index
+      %o_idx = arith.addi %o_row, %col : index
+      %end = arith.addi %col, %vw : index
+      %whole = arith.cmpi ule, %end, %n : index
+      %wide = arith.andi %whole, %aligned : i1
+      %az = arith.constant dense<0.0> : vector<${VW}x${T}>
+      scf.if %wide {
+        %a = vector.load %attn[%a_idx] {alignment = ${VW_BYTES}} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
+        %g = scf.for %j = %c0 to %vw step %c1 iter_args(%gv = %az) -> (vector<${VW}x${T}>) {
+          %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
+          %aj = vector.extract %a[%j] : ${T} from vector<${VW}x${T}>
+          %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
+          %gv2 = vector.insert %oj, %gv[%j] : ${T} into vector<${VW}x${T}>
+          scf.yield %gv2 : vector<${VW}x${T}>
+        } {gatejit.unroll}
+        vector.store %g, %out[%o_idx] {alignment = ${VW_BYTES}} : memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
+      } else {
+        %as = scf.for %j = %c0 to %vw step %c1 iter_args(%av = %az) -> (vector<${VW}x${T}>) {
+          %cj = arith.addi %col, %j : index
+          %cj_ld = arith.minui %cj, %n_last : index
+          %aj_idx = arith.addi %a_row, %cj_ld : index
+          %aj = memref.load %attn[%aj_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+          %av2 = vector.insert %aj, %av[%j] : ${T} into vector<${VW}x${T}>
+          scf.yield %av2 : vector<${VW}x${T}>
+        } {gatejit.unroll}
+        scf.for %j = %c0 to %vw step %c1 {
+          %cj = arith.addi %col, %j : index
+          %cj_ok = arith.cmpi ult, %cj, %n : index
+          scf.if %cj_ok {
+            %oj_idx = arith.addi %o_idx, %j : index
+            %aj = vector.extract %as[%j] : ${T} from vector<${VW}x${T}>
+            %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
+            %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
+            memref.store %oj, %out[%oj_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+          }
+        } {gatejit.unroll}
+      }
+      return
+    }
