@@ -17,7 +17,9 @@
       %low = arith.andi %ptrs, %mask : index
       %ptrs_ok = arith.cmpi eq, %low, %c0 : index
       %strides_ok = arith.constant ${WIDE_STRIDES}
-      %aligned = arith.andi %ptrs_ok, %strides_ok : i1
+      %wide_path = arith.constant ${WIDE_PATH}
+      %aligned_ptrs = arith.andi %ptrs_ok, %strides_ok : i1
+      %aligned = arith.andi %aligned_ptrs, %wide_path : i1
       return %aligned : i1
     }
 

@@ -3,8 +3,10 @@
 // rows, UNROLL vectors per row in flight, and keeps one fp32 accumulator per
 // (column, hidden row): every hidden vector it loads serves ROWS weight rows.
 // The wave then reduces each accumulator with cross-lane operations
-// (gpu.subgroup_reduce: DPP on AMD, shuffles on NVIDIA), and one lane per
-// output applies the epilogue. The weight is read exactly once.
+// (gpu.subgroup_reduce: DPP on AMD, shuffles on NVIDIA); the workgroup then
+// finishes its outputs in pieces of VW columns of a row, 16 or 8 bytes wide
+// where attn and out allow (epilogue_pieces.mlir). The weight is read
+// exactly once.
 //
 // Parameters (filled by the generator, see compiler/src/kernel_plan.cpp):
 //   ${T}            element type (bf16 | f16)
@@ -33,8 +35,13 @@
 //   ${LDH} ${LDW} ${LDA} ${LDO}   leading dimensions (elements)
 //   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}  extent of each buffer (elements)
 //   ${SYMBOL}       kernel symbol
+//   ${BLOCK_COLS}   output columns of a workgroup (its groups x ROWS)
+//   ${SUMS} ${PIECES} ${PIECE_SLOTS} ${ROW_PIECES}  the epilogue's workgroup
+//                   sums (M_MAX x BLOCK_COLS) and pieces (VW columns of a row)
+//   ${VW} ...       the piece epilogue's (templates/epilogue_pieces.mlir)
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
+    memref.global "private" @gatejit_gemv_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>> {alignment = 16}
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
                         %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
                         %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
@@ -119,15 +126,9 @@ module attributes {gpu.container_module} {
       }
 
       // Reduce every accumulator across the wave; lane (i mod WAVE) owns
-      // output i = r * M_MAX + m and keeps its sum in slot i / WAVE. Then each
-      // lane loads the attn elements of all its outputs, and only then
-      // computes and stores them: one round trip for the epilogue's loads
-      // however many outputs a wave has (out may be attn: every element is
-      // read and written by the same lane, and all reads come first).
+      // output i = r * M_MAX + m and keeps its sum in slot i / WAVE.
       %n = arith.constant ${N} : index
       %mmax = arith.constant ${M_MAX} : index
-      %lda = arith.constant ${LDA} : index
-      %ldo = arith.constant ${LDO} : index
       %fzero = arith.constant 0.0 : f32
       %outputs = arith.constant ${ACC} : index
       %slots = arith.constant ${OWN_SLOTS} : index
@@ -157,61 +158,61 @@ module attributes {gpu.container_module} {
         } {gatejit.unroll}
         scf.yield %own_rm : vector<${OWN_SLOTS}xf32>
       } {gatejit.unroll}
-      // Slot k of this lane is output i = k * WAVE + lane: column col0 + i / M_MAX,
-      // row i mod M_MAX; stored by the group's first wave when in range.
+      // Slot k of this lane is output i = k * WAVE + lane of its group:
+      // column r = i / M_MAX of the group's ROWS, row m = i mod M_MAX. The
+      // group's first wave puts its outputs in workgroup memory in output
+      // order (row-major M_MAX x BLOCK_COLS); after a barrier each thread
+      // finishes pieces of VW columns of one row (epilogue_pieces.mlir).
       %lead = arith.cmpi eq, %kp, %c0 : index
-      %a_zero = arith.constant dense<0.0> : vector<${OWN_SLOTS}x${T}>
-      %attn_owned = scf.for %k = %c0 to %slots step %c1 iter_args(%av = %a_zero) -> (vector<${OWN_SLOTS}x${T}>) {
-        %ok, %a_idx, %o_idx = func.call @owned_output(%k, %lane, %col0, %m_i, %lead) : (index, index, index, index, i1) -> (i1, index, index)
-        %a = scf.if %ok -> (${T}) {
-          %ld = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-          scf.yield %ld : ${T}
-        } else {
-          %z = vector.extract %a_zero[0] : ${T} from vector<${OWN_SLOTS}x${T}>
-          scf.yield %z : ${T}
-        }
-        %av2 = vector.insert %a, %av[%k] : ${T} into vector<${OWN_SLOTS}x${T}>
-        scf.yield %av2 : vector<${OWN_SLOTS}x${T}>
-      } {gatejit.unroll}
+      %sums = memref.get_global @gatejit_gemv_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+      %block_cols = arith.constant ${BLOCK_COLS} : index
+      %group_col = arith.muli %group, %rows : index
       scf.for %k = %c0 to %slots step %c1 {
-        %ok, %a_idx, %o_idx = func.call @owned_output(%k, %lane, %col0, %m_i, %lead) : (index, index, index, index, i1) -> (i1, index, index)
+        %base = arith.muli %k, %wave : index
+        %i = arith.addi %base, %lane : index
+        %i_ok = arith.cmpi ult, %i, %outputs : index
+        %ok = arith.andi %i_ok, %lead : i1
         scf.if %ok {
+          %r = arith.divui %i, %mmax : index
+          %m = arith.remui %i, %mmax : index
+          %m_at = arith.muli %m, %block_cols : index
+          %c_at = arith.addi %group_col, %r : index
+          %at = arith.addi %m_at, %c_at : index
           %dot = vector.extract %owned[%k] : f32 from vector<${OWN_SLOTS}xf32>
-          %a = vector.extract %attn_owned[%k] : ${T} from vector<${OWN_SLOTS}x${T}>
-          %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
-          memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+          memref.store %dot, %sums[%at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+        }
+      } {gatejit.unroll}
+      gpu.barrier
+      %aligned = func.call @pieces_aligned(%attn, %out)
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
+      %vw = arith.constant ${VW} : index
+      %block = arith.constant ${BLOCK} : index
+      %pieces = arith.constant ${PIECES} : index
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %row_pieces = arith.constant ${ROW_PIECES} : index
+      %block_col0 = arith.muli %bid, %block_cols : index
+      scf.for %q = %c0 to %piece_slots step %c1 {
+        %q_base = arith.muli %q, %block : index
+        %p = arith.addi %q_base, %tid : index
+        %p_ok = arith.cmpi ult, %p, %pieces : index
+        %row = arith.divui %p, %row_pieces : index
+        %piece = arith.remui %p, %row_pieces : index
+        %col_in_block = arith.muli %piece, %vw : index
+        %col = arith.addi %block_col0, %col_in_block : index
+        %row_ok = arith.cmpi ult, %row, %m_i : index
+        %col_ok = arith.cmpi ult, %col, %n : index
+        %in_a = arith.andi %p_ok, %row_ok : i1
+        %in = arith.andi %in_a, %col_ok : i1
+        scf.if %in {
+          %row_at = arith.muli %row, %block_cols : index
+          %at = arith.addi %row_at, %col_in_block : index
+          %dots = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
+          func.call @finish_piece(%attn, %out, %dots, %row, %col, %aligned)
+              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                 vector<${VW}xf32>, index, index, i1) -> ()
         }
       } {gatejit.unroll}
       gpu.return
-    }
-
-    // Output slot k of `lane`: i = k * WAVE + lane, column col0 + i / M_MAX,
-    // row i mod M_MAX; whether this lane stores it, and its attn and out
-    // positions.
-    func.func private @owned_output(%k: index, %lane: index, %col0: index, %m_i: index, %lead: i1)
-        -> (i1, index, index) {
-      %wave = arith.constant ${WAVE} : index
-      %mmax = arith.constant ${M_MAX} : index
-      %outputs = arith.constant ${ACC} : index
-      %n = arith.constant ${N} : index
-      %lda = arith.constant ${LDA} : index
-      %ldo = arith.constant ${LDO} : index
-      %base = arith.muli %k, %wave : index
-      %i = arith.addi %base, %lane : index
-      %r = arith.divui %i, %mmax : index
-      %m = arith.remui %i, %mmax : index
-      %col = arith.addi %col0, %r : index
-      %i_ok = arith.cmpi ult, %i, %outputs : index
-      %col_ok = arith.cmpi ult, %col, %n : index
-      %m_ok = arith.cmpi ult, %m, %m_i : index
-      %in = arith.andi %i_ok, %col_ok : i1
-      %in2 = arith.andi %in, %m_ok : i1
-      %ok = arith.andi %in2, %lead : i1
-      %a_row = arith.muli %m, %lda : index
-      %a_idx = arith.addi %a_row, %col : index
-      %o_row = arith.muli %m, %ldo : index
-      %o_idx = arith.addi %o_row, %col : index
-      return %ok, %a_idx, %o_idx : i1, index, index
     }
 
     // acc[r * M_MAX + m] += dot(weight[col0 + r, 16-byte vector v], hidden[m, vector v])

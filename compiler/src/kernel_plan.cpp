@@ -89,6 +89,17 @@ std::string dot2_snippet(const Contract &c) {
   return "dot2_fma";
 }
 
+// What templates/epilogue_pieces.mlir needs: the piece width and whether
+// the strides keep every row's pieces aligned (M = 1 has no second row).
+void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
+  const int64_t eb = dtype_bytes(c.dtype_out);
+  P["VW"] = fmt::format("{}", vw);
+  P["VW_BYTES"] = fmt::format("{}", vw * eb);
+  P["VW_BYTES_MASK"] = fmt::format("{}", vw * eb - 1);
+  P["WIDE_STRIDES"] = c.m_max == 1 || (c.ld_attn % vw == 0 && c.ld_out % vw == 0) ? "true" : "false";
+  P["WIDE_PATH"] = target_info(c.target).unaligned_global_vectors ? "false" : "true";
+}
+
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
   const int64_t eb = dtype_bytes(c.dtype_out);
@@ -128,7 +139,18 @@ void plan_gemv(KernelPlan &p) {
   P["WAVES"] = fmt::format("{}", block_waves);
   P["BLOCK"] = fmt::format("{}", wave * block_waves);
   P["PARTIALS"] = fmt::format("{}", block_waves * acc);
-  p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none"};
+  // The epilogue's pieces: VW consecutive columns of one row of the
+  // workgroup's WAVES x ROWS columns (16 bytes where the block is that wide).
+  const int64_t block_cols = waves * t.rows;
+  const int64_t vw = std::min<int64_t>(8, block_cols);
+  set_piece_params(P, c, vw);
+  const int64_t pieces = c.m_max * (block_cols / vw);
+  P["BLOCK_COLS"] = fmt::format("{}", block_cols);
+  P["ROW_PIECES"] = fmt::format("{}", block_cols / vw);
+  P["PIECES"] = fmt::format("{}", pieces);
+  P["PIECE_SLOTS"] = fmt::format("{}", (pieces + wave * block_waves - 1) / (wave * block_waves));
+  P["SUMS"] = fmt::format("{}", c.m_max * block_cols);
+  p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none", "epilogue_pieces"};
   p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
   p.facts = {.form = "gemv", .weight_rows_per_block = waves * t.rows, .hidden_rows_per_block = c.m_max};
@@ -387,9 +409,7 @@ void plan_mma(KernelPlan &p) {
   const int64_t live_rows = std::min(c.m_max, m_block);
   const int64_t pieces = groups * live_rows * (w_rows / vw);
   const int64_t block = wave * t.ksplit * groups;
-  set("VW", vw);
-  set("VW_BYTES", vw * dtype_bytes(c.dtype_out));
-  set("VW_BYTES_MASK", vw * dtype_bytes(c.dtype_out) - 1);
+  set_piece_params(P, c, vw);
   set("ROW_PIECES", w_rows / vw);
   set("GROUP_PIECES", live_rows * (w_rows / vw));
   set("PIECES", pieces);
@@ -397,7 +417,6 @@ void plan_mma(KernelPlan &p) {
   set("GROUP_OUTPUTS", group_outputs);
   set("BLOCK_OUTPUTS", groups * group_outputs);
   set("SUMS", groups * group_outputs);
-  P["WIDE_STRIDES"] = c.m_max == 1 || (c.ld_attn % vw == 0 && c.ld_out % vw == 0) ? "true" : "false";
   set("WS_SIZE", t.splits > 1 ? tiles_n * tiles_m * t.splits * groups * group_outputs : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";

@@ -59,6 +59,11 @@ struct TargetInfo {
   int64_t l2_bytes;
   FactRange l2_read_tbs;        // achievable L2 -> CU bandwidth, all CUs together
   int64_t last_level_cache_bytes;  // MALL / Infinity Cache; 0 where none
+  // Global loads and stores of several elements need not be aligned to
+  // their width (gfx9 runs in unaligned access mode, and LLVM widens adjacent
+  // element accesses into dwordx2 / dwordx4 itself); on sm_90 a vector
+  // access must be aligned to its size.
+  bool unaligned_global_vectors;
   // Arithmetic.
   double clock_ghz;
   MatrixInstructionInfo matrix;     // the fragment form's instruction (mma template, tiled fragments)
