@@ -218,25 +218,29 @@ void apply_tuning_override(MmaTuning &t, int64_t &budget) {
     else if (key == "groups") t.groups = value;
     else if (key == "mtiles") t.max_mt = value;
     else if (key == "splits") t.splits = value;
+    else if (key == "unroll") t.unroll = value;
   }
 }
 
-// gfx950 from M = 17 (v45): K split across workgroups (grid z) where the
-// row tiles alone leave CUs idle (48 workgroups for 256 CUs at N = 1536,
-// M = 32): the fewest splits that cover every CU, or up to twice that where
-// one of those divides the K steps evenly among all waves (no wave takes a
-// partial share), else twice that (two workgroups a CU, what their
-// workgroup memory allows). At most one step per wave.
-int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus) {
+// gfx950 from M = 17 (v45, v48): K split across workgroups (grid z) where
+// the row tiles alone leave CUs idle (48 workgroups for 256 CUs at N = 1536,
+// M = 32), and at least `min_splits`: the fewest splits that cover every CU
+// (or min_splits), or up to twice that where one of those divides the K
+// steps evenly among all waves (no wave takes a partial share), else twice
+// that (two workgroups a CU, what their workgroup memory allows). At least
+// one step per wave.
+constexpr int64_t kAmdMidMinSplits = 4;  // gfx950 M = 17-256: at most 2 of 112 steps a wave at K = 7168
+int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
   const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
   const int64_t tiles = (c.n + n_per_block - 1) / n_per_block * ((c.m_max + 16 * t.mt - 1) / (16 * t.mt));
   const int64_t steps = (c.k + kMmaInstrK * t.vecs - 1) / (kMmaInstrK * t.vecs);
   const int64_t most = std::max<int64_t>(1, steps / t.ksplit);
-  const int64_t fewest = (cus + tiles - 1) / tiles;
+  const int64_t cover = (cus + tiles - 1) / tiles;  // splits that cover every CU
+  const int64_t fewest = std::min(std::max(cover, min_splits), most);
   if (fewest <= 1) return 1;
   for (int64_t s = fewest; s <= 2 * fewest && s <= most; ++s)
     if (steps % (t.ksplit * s) == 0) return s;
-  return std::min(2 * fewest, most);
+  return cover > min_splits ? std::min(2 * fewest, most) : fewest;
 }
 
 MmaTuning mma_tuning(const Contract &c) {
@@ -258,29 +262,25 @@ MmaTuning mma_tuning(const Contract &c) {
   }
   // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
   if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
-  // gfx950, M = 17-64 (v43, the model's choice: no AMD GPU to time it): the
-  // structure the H200 measured best for this template at M = 17-32 (v17 and
-  // v43's sweep): 16 waves a row tile (1024-thread workgroups) and blocks of
-  // 32 hidden rows, grid y tiling M. Was 4 waves and up to 128-row blocks:
-  // 48 workgroups for 256 CUs, a chain of round trips an iteration. Only
-  // where the row tiles do not outnumber the CUs (N <= 8192): at N = 12288
-  // two such workgroups a CU do not fit (100 VGPRs), and M = 17-32 got slower.
+  // gfx950, M = 17-256 (v43, v48; the model's choice: no AMD GPU to time
+  // it): the structure the H200 measured best for this template at M =
+  // 17-32 (v17 and v43's sweep): RT 2, 16 waves a row tile (1024-thread
+  // workgroups) and blocks of 32 hidden rows, grid y tiling M; with one step
+  // in flight a wave (UNROLL 1) and K split across workgroups (at least 4,
+  // amd_k_splits), so that a wave's whole K range (at most 2 steps) stays in
+  // 64 VGPRs and two such workgroups share a CU. Was 4 waves and up to
+  // 128-row blocks (48 workgroups for 256 CUs, a chain of round trips an
+  // iteration), then (v44) 8 waves and 16-row blocks above M = 64 (each
+  // block re-reading the weight from L2). Only where the row tiles do not
+  // outnumber the CUs (N <= 8192): at N = 12288 two such workgroups a CU do
+  // not fit, and M = 17-32 got slower.
   const int64_t amd_row_tiles = (c.n + 2 * t.frag.tile_w - 1) / (2 * t.frag.tile_w);
   const int64_t cus = target_info(c.target).compute_units;
-  if (target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 64 && amd_row_tiles <= cus) {
+  const bool amd_mid = target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 256 && amd_row_tiles <= cus;
+  if (amd_mid) {
+    t.rt = 2;
     t.ksplit = 16;
     t.max_mt = 2;
-  }
-  // gfx950, M = 65-256 (v44, the model's choice; it ranked this template's
-  // structures right at M = 64-128 on the H200, v43): RT 2 (80 VGPRs with
-  // these blocks), 8 waves a row tile and blocks of 16 hidden rows, where
-  // that grid stays within 3 workgroups a CU (the waves its registers let a
-  // SIMD hold). Was RT 1, 4 waves and 128-row blocks: 96 workgroups.
-  if (target_is_amdgpu(c.target) && c.m_max > 64 && c.m_max <= 256 &&
-      amd_row_tiles * ((c.m_max + 15) / 16) <= 3 * cus) {
-    t.rt = 2;
-    t.ksplit = 8;
-    t.max_mt = 1;
   }
   if (!target_is_amdgpu(c.target)) {
     // sm_90 KSPLIT, measured per grid size (warps per row tile; not a smooth
@@ -306,12 +306,12 @@ MmaTuning mma_tuning(const Contract &c) {
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
   // weight vectors and the live hidden vectors per VECS, 4 registers each,
   // within a budget of 128 (v10: 64 and 192 measured the same).
-  int64_t budget = 128;
+  int64_t budget = amd_mid ? 32 : 128;
   apply_tuning_override(t, budget);
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
   if (target_is_amdgpu(c.target) && c.m_max > 16 && !tuning_override().contains("splits"))
-    t.splits = amd_k_splits(c, t, cus);
+    t.splits = amd_k_splits(c, t, cus, amd_mid ? kAmdMidMinSplits : 1);
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
   // workgroup memory a kernel gets without opting in (the target table's
   // static budget: 48 KiB static shared memory on sm_90; 64 KiB of gfx950's

@@ -147,12 +147,12 @@ TEST(CodeFacts, Gfx950GemvWaitsAreReadFromTheIsa) {
 // The mma form's epilogue: a wave runs only the accumulator elements it
 // finishes (OWN slots), their attn loads issued together, so the replay sees
 // one round trip after the K loop (v45; 16 branches of one load each, of
-// which a wave took one, read as 16). With the gfx950 K split (M = 17-64:
-// 48 row tiles, grid z 6-7) the meeting adds the workspace's round trips.
+// which a wave took one, read as 16). With the gfx950 K split (M = 17-256:
+// grid z 7) the meeting adds the workspace's round trips.
 TEST(CodeFacts, MmaEpilogueIsOneRoundTripPerWave) {
   Contract sm90 = gfx950(1);
   sm90.target = Target::kSm90;
-  for (const Contract &c : {sm90, gfx950(128)}) {
+  for (const Contract &c : {sm90, gfx950(512)}) {
     auto k = compile(c);
     ASSERT_TRUE(k.ok()) << k.status().message();
     EXPECT_EQ(k->report["template_file"], "mma") << target_name(c.target);

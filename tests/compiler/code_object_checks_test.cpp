@@ -203,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(
 // no LDS, no scratch. Checked in the objdump text and the report alike.
 class SeedGemvCode : public testing::TestWithParam<std::pair<Target, int64_t>> {};
 
-TEST_P(SeedGemvCode, VectorLoadsDppReductionNoLds) {
+TEST_P(SeedGemvCode, VectorLoadsAndDppReduction) {
   Contract c = seed();
   c.target = GetParam().first;
   c.m = GetParam().second;
@@ -235,17 +235,19 @@ TEST_P(SeedGemvCode, VectorLoadsDppReductionNoLds) {
   // hidden row plus one for the weight row.
   EXPECT_GE(x4, c.m + 1);
 
-  // Cross-lane reduction by DPP, not through LDS.
+  // Cross-lane reduction by DPP, not through LDS. LDS holds only the
+  // epilogue's sums (M x the block's columns, v47: the outputs are finished
+  // in pieces of several columns): one write a lane and one vector read a
+  // piece, a handful of ds instructions.
   int dpp = 0, ds = 0;
   for (const auto &[op, n] : r["instructions"]["histogram"].items()) {
     if (op.size() > 4 && op.ends_with("_dpp")) dpp += n.get<int>();
     if (op.rfind("ds_", 0) == 0) ds += n.get<int>();
   }
   EXPECT_GT(dpp, 0) << r["instructions"].dump();
-  EXPECT_EQ(ds, 0) << r["instructions"].dump();
+  EXPECT_LE(ds, 4) << r["instructions"].dump();
   EXPECT_THAT(dis.out, HasSubstr("_dpp "));
-  EXPECT_THAT(dis.out, testing::Not(HasSubstr("\tds_")));
-  EXPECT_EQ(r["kernels"][0].value("lds_bytes", -1), 0);
+  EXPECT_EQ(r["kernels"][0].value("lds_bytes", -1), int64_t(c.m) * geo.n_per_block * 4);
   EXPECT_EQ(r["kernels"][0].value("scratch_bytes", -1), 0);
 
   // Occupancy: the kernel is scheduled for the waves per SIMD its grid
@@ -431,21 +433,24 @@ TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
   EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.global[.\w]*\.v(4\.(b|u|f)32|2\.(b|u|f)64))"));
   // The warp reduction is done with shuffles. At this N the warps of a group
   // split K (docs/templates.md): shared memory holds exactly one fp32 partial
-  // per warp of the block, nothing more.
+  // per warp of the block, and the epilogue's sums (M x the block's columns,
+  // v47), nothing more.
   EXPECT_THAT(ptx, HasSubstr("shfl.sync"));
   const int64_t warps = compiled->report["workgroup_size"][0].get<int64_t>() / 32;
-  EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), warps * 4);
+  const int64_t sums = c.m * compiled->binary.geometry.n_per_block * 4;
+  EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), warps * 4 + sums);
 }
 
-// Where N alone fills the GPU there is no K split and no shared memory.
-TEST(PtxCode, LargeNUsesNoSharedMemory) {
+// Where N alone fills the GPU there is no K split: no shared memory but the
+// epilogue's sums (M x the block's columns, v47).
+TEST(PtxCode, LargeNUsesSharedMemoryOnlyForTheEpilogue) {
   Contract c = seed(Target::kSm90);
   c.n = 12288;
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const std::string ptx(compiled->binary.code.begin(), compiled->binary.code.end());
   EXPECT_THAT(ptx, HasSubstr("shfl.sync"));
-  EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), 0);
+  EXPECT_EQ(compiled->report["kernels"][0].value("shared_bytes", -1), c.m * compiled->binary.geometry.n_per_block * 4);
 }
 
 // sm_90 above M = 16: the tiled form. Operands go global -> shared memory by

@@ -155,17 +155,13 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   // Grid rows cover M: one per row (generic); for mma one per block of hidden
   // rows (tiled sm_90: 32 up to M = 32 (mma.sync), then a warpgroup's 64, two
   // warpgroups' 128 above M = 1024; register-streamed: 128, or 32 on sm_90
-  // above M = 32; on gfx950 32 at M = 17-64 and 16 at M = 65-256 where the
-  // grid stays small (v43, v44: row tiles of 32 columns <= 256 CUs, and row
-  // tiles x M / 16 <= 3 x 256)), or a single one.
+  // above M = 32; on gfx950 32 at M = 17-256 where the row tiles of 32
+  // columns do not outnumber the 256 CUs (v43, v48)), or a single one.
   const int64_t amd_row_tiles = (p.shape.n + 31) / 32;
-  const bool gfx950_mid = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 64 && amd_row_tiles <= 256;
-  const bool gfx950_large = p.target == Target::kGfx950 && m_launch > 64 && m_launch <= 256 &&
-                            amd_row_tiles * ((m_launch + 15) / 16) <= 3 * 256;
+  const bool gfx950_mid = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 256 && amd_row_tiles <= 256;
   const int64_t mma_rows = tiled                                          ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
                            : p.target == Target::kSm90 && m_launch > 32 ? 32
                            : gfx950_mid                                   ? 32
-                           : gfx950_large                                 ? 16
                                                                           : 128;
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
                                  : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
@@ -173,22 +169,26 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), expected_rows);
   // Grid z splits K in the tiled form, into splits of at least 4 stages;
   // and in the register-streamed form on AMD targets above M = 16 where the
-  // row tiles leave CUs idle (v45): then the grid covers every CU (unless
-  // the waves would run out of 64-K steps), at most about twice over, each
-  // wave keeping at least one step.
+  // row tiles leave CUs idle, and always in its 16-wave blocks (v45, v48):
+  // then the grid covers every CU (unless the waves would run out of 64-K
+  // steps), at most about twice over, each wave keeping at least one step.
   EXPECT_EQ(r["grid"][2].get<uint32_t>(), kb.geometry.k_blocks);
   const int64_t grid_xy = int64_t(r["grid"][0].get<uint32_t>()) * r["grid"][1].get<uint32_t>();
   if (tiled) {
     EXPECT_GE(kb.geometry.k_blocks, 1u);
     EXPECT_LE(int64_t(kb.geometry.k_blocks), std::max<int64_t>(1, p.shape.k / 64 / 4));
   } else if (expected_template == "mma" && target_is_amdgpu(p.target) && m_launch > 16 &&
-             grid_xy < target_info(p.target).compute_units) {
+             (m_launch <= 256 || grid_xy < target_info(p.target).compute_units)) {
     const int64_t splits = kb.geometry.k_blocks, waves = kb.geometry.block_x / 64;
     const int64_t cus = target_info(p.target).compute_units;
-    EXPECT_GE(grid_xy * splits, std::min<int64_t>(cus, grid_xy * std::max<int64_t>(1, (p.shape.k + 63) / 64 / waves)))
-        << "the K split leaves CUs idle";
-    EXPECT_LE(grid_xy * splits, 2 * (cus + grid_xy));
-    EXPECT_LE(splits * waves, std::max<int64_t>(1, (p.shape.k + 63) / 64));
+    const int64_t steps = (p.shape.k + 63) / 64;
+    // 16-wave blocks (M <= 256, N <= 8192) split at least 4 ways: a wave's
+    // K range at most 2 steps at K = 7168.
+    const int64_t least = waves == 16 ? std::min<int64_t>(4, steps / waves) : 1;
+    const int64_t cover = std::max<int64_t>(least, (cus + grid_xy - 1) / grid_xy);
+    EXPECT_GE(splits, std::min(cover, std::max<int64_t>(1, steps / waves))) << "the K split leaves CUs idle";
+    EXPECT_LE(splits, 2 * cover);
+    EXPECT_LE(splits * waves, std::max<int64_t>(1, steps));
   } else {
     EXPECT_EQ(kb.geometry.k_blocks, 1u);
   }
