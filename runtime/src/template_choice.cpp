@@ -1,5 +1,7 @@
 #include "gatejit/template_choice.h"
 
+#include "gatejit/target_info.h"
+
 #include <optional>
 
 namespace gatejit {
@@ -59,8 +61,13 @@ bool mma_preferred(Target target, int64_t m_max, int64_t n) {
   // (N = 1536: 7.6 vs 8.8 us, 3072: 12.3 vs 12.7; gemv stays ahead at 12288,
   // where N alone fills the GPU): docs/perf-notes.md, v10-v15. gfx9xx keeps
   // gemv for M <= 16 (the seed's structure and the decode-path code checks;
-  // unmeasured there: no AMD GPU is reachable).
+  // unmeasured there: no AMD GPU is reachable), except above M = 8 where the
+  // gemv takes 4 rows a wave (N > 16 x CUs, kernel_plan.cpp): its 4 x M
+  // accumulators leave LLVM too few registers for the hidden loads, which it
+  // then waits for one at a time (gfx950 N = 12288, M = 16: 43.7-65 us
+  // predicted, the mma form 31.9 with every gate passing; v48).
   if (target == Target::kSm90) return m_max >= 2 || n <= 3072;
+  if (m_max > 8 && n > 16 * target_info(target).compute_units) return true;
   return m_max > kGemvMaxM;
 }
 
