@@ -260,8 +260,11 @@ MmaTuning mma_tuning(const Contract &c) {
   } else {
     t = {.frag = fragment_shape(c.target), .rt = 1, .ksplit = 16, .unroll = 8, .vecs = 2};
   }
-  // gfx950 above 64 rows: RT 2 needs 168 VGPRs (fewer than 4 waves per SIMD).
-  if (c.m_max > 16 && (!target_is_amdgpu(c.target) || c.m_max <= 64)) t.rt = 2;
+  // RT 2 above M = 16 on every target (v49 on gfx950 above M = 256: 168
+  // VGPRs, 3 waves a SIMD, but half the hidden traffic from L2; the model
+  // puts N = 1536 M = 512 / 2048 at 22.7 / 69.3 µs against RT 1's 41.5 /
+  // 121.6, no gate failing that RT 1 passed).
+  if (c.m_max > 16) t.rt = 2;
   // gfx950, M = 17-256 (v43, v48; the model's choice: no AMD GPU to time
   // it): the structure the H200 measured best for this template at M =
   // 17-32 (v17 and v43's sweep): RT 2, 16 waves a row tile (1024-thread
@@ -278,7 +281,6 @@ MmaTuning mma_tuning(const Contract &c) {
   const int64_t cus = target_info(c.target).compute_units;
   const bool amd_mid = target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 256 && amd_row_tiles <= cus;
   if (amd_mid) {
-    t.rt = 2;
     t.ksplit = 16;
     t.max_mt = 2;
   }
