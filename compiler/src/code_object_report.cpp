@@ -85,7 +85,13 @@ StatusOr<nlohmann::json> hsaco_report(std::span<const uint8_t> bytes) {
   cpu = cpu.substr(0, cpu.find(':'));
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto &k : metadata["amdhsa.kernels"]) {
+    // The kernel's own arguments (not the hidden ones the runtime appends):
+    // their sizes, to set beside the ABI its binary declares.
+    nlohmann::json arg_bytes = nlohmann::json::array();
+    for (const auto &a : k.value(".args", nlohmann::json::array()))
+      if (!a.value(".value_kind", "").starts_with("hidden_")) arg_bytes.push_back(a.value(".size", 0));
     kernels.push_back({
+        {"arg_bytes", arg_bytes},
         {"symbol", k.value(".symbol", "")},
         {"name", k.value(".name", "")},
         {"wave_size", k.value(".wavefront_size", 0)},
@@ -118,6 +124,10 @@ StatusOr<nlohmann::json> ptx_report(std::span<const uint8_t> bytes) {
   std::string reqntid, maxntid;
   const std::regex reg_decl(R"(^\s*\.reg\s+\.(\w+)\s+%\w+<(\d+)>;)");
   const std::regex shared_decl(R"(\.shared\s.*\[(\d+)\])");
+  const std::regex array_param(R"(\.b8\s+\w+\[(\d+)\])");
+  const std::regex scalar_param(R"(\.[subf](\d+)\s)");
+  bool in_params = false;
+  nlohmann::json arg_bytes = nlohmann::json::array();
   std::smatch m;
   while (std::getline(in, line)) {
     const size_t b = line.find_first_not_of(" \t");
@@ -128,6 +138,12 @@ StatusOr<nlohmann::json> ptx_report(std::span<const uint8_t> bytes) {
     else if (t.rfind(".visible .entry", 0) == 0 || t.rfind(".entry", 0) == 0) {
       size_t s = t.find(".entry") + 7;
       entry = t.substr(s, t.find('(', s) - s);
+      in_params = true;
+    } else if (in_params && t[0] == ')') in_params = false;
+    else if (in_params && t.rfind(".param", 0) == 0) {
+      // ".param .u64 .ptr .align 1 k_param_0," or ".param .align 64 .b8 k_param_11[128]"
+      if (std::regex_search(t, m, array_param)) arg_bytes.push_back(std::stoll(m[1]));
+      else if (std::regex_search(t, m, scalar_param)) arg_bytes.push_back(std::stoll(m[1]) / 8);
     } else if (t.rfind(".reqntid", 0) == 0) reqntid = t.substr(9);
     else if (t.rfind(".maxntid", 0) == 0) maxntid = t.substr(9);
     else if (std::regex_search(line, m, reg_decl)) registers[m[1]] += std::stoi(m[2]);
@@ -142,7 +158,7 @@ StatusOr<nlohmann::json> ptx_report(std::span<const uint8_t> bytes) {
   if (entry.empty()) return corrupt("PTX text has no .entry (not a PTX kernel?)");
   int reg_total = 0;
   for (const auto &[type, count] : registers) reg_total += count;
-  nlohmann::json kernel = {{"symbol", entry}, {"wave_size", 32}, {"registers_declared", registers},
+  nlohmann::json kernel = {{"symbol", entry}, {"arg_bytes", arg_bytes}, {"wave_size", 32}, {"registers_declared", registers},
                            {"registers_declared_total", reg_total}, {"shared_bytes", shared_bytes},
                            {"reqntid", reqntid}, {"maxntid", maxntid}};
   nlohmann::json r = {{"format", "ptx"}, {"target_id", target}, {"cpu", target},

@@ -93,6 +93,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   // [K elements, weight rows, hidden rows].
   if (const TensorMapBoxes &maps = plan->geometry.tensor_maps; maps.any())
     (*report)["tensor_map_boxes"] = {maps.box_k, maps.weight_rows, maps.hidden_rows};
+  (*report)["abi"] = abi_text(plan->abi);
   const std::string toolchain = fingerprint();  // hashes every template: once per compile
   phases.mark("fingerprint");
   (*report)["toolchain"] = toolchain;
@@ -115,6 +116,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   kb.format = target_is_amdgpu(c.target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
   kb.symbol = plan->symbol;
   kb.geometry = plan->geometry;
+  kb.abi = plan->abi;
   kb.toolchain = toolchain;
   kb.code = std::move(*code);
   out.report = std::move(*report);

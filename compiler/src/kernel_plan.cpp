@@ -880,6 +880,7 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
     default: plan_generic(p); break;
   }
   plan_occupancy(p, c.m_dynamic ? c.m_max : c.m);
+  p.abi = classic_abi(p.geometry.tensor_maps.any());
   return p;
 }
 

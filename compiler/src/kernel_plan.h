@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gatejit/contract.h"
+#include "gatejit/kernel_abi.h"
 #include "gatejit/kernel_binary.h"
 #include "plan_facts.h"
 #include "template_library.h"
@@ -39,6 +40,10 @@ struct KernelPlan {
   // spends the registers the unused waves would have had on loads in
   // flight. 0: no limit (sm_90, generic kernels).
   int64_t max_waves_per_simd = 0;
+  // The kernel's argument list, as its template declares it and its binary
+  // carries it (kernel_abi.h): every template today takes the classic list,
+  // the TMA form the two tensor maps after it.
+  std::vector<AbiArg> abi;
 };
 
 // `c` must be normalised.

@@ -70,8 +70,8 @@ class DeviceBackend {
   // Encodes a tensor map (128-byte swizzled boxes, zero past the edges).
   // Only the CUDA backend has them: no gfx950 kernel asks for one.
   virtual Status encode_tensor_map(const TensorMapRequest &, TensorMap *) { return tensor_maps_available(); }
-  // Launches; `args` points at the kernel's argument slots (kKernelArgCount,
-  // and kTensorMapArgCount more where its geometry has tensor maps).
+  // Launches; `args` points at the kernel's argument slots, one per argument
+  // its binary declares (launch_args.h).
   virtual Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
                         uint32_t shared_bytes, void *stream, void **args) = 0;
 };

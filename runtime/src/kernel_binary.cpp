@@ -5,6 +5,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -66,6 +67,10 @@ uint32_t u32_field_or(const nlohmann::json &meta, const char *key, uint32_t abse
 
 uint32_t max_shared_bytes(Target target) { return uint32_t(target_info(target).shared_per_workgroup_max); }
 
+std::vector<AbiArg> declared_abi(const KernelBinary &kb) {
+  return kb.abi.empty() ? classic_abi(kb.geometry.tensor_maps.any()) : kb.abi;
+}
+
 const char *binary_format_name(BinaryFormat f) {
   switch (f) {
     case BinaryFormat::kHsaco: return "hsaco";
@@ -95,6 +100,9 @@ std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
       {"toolchain", kb.toolchain},
       {"report", kb.report_json},
   };
+  nlohmann::json abi = nlohmann::json::array();
+  for (const AbiArg &a : declared_abi(kb)) abi.push_back({abi_kind_name(a.kind), abi_value_name(a.value)});
+  meta["abi"] = abi;
   const std::string meta_text = meta.dump();
   std::vector<uint8_t> out;
   out.reserve(32 + meta_text.size() + kb.code.size());
@@ -160,6 +168,21 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     }
     kb.toolchain = meta.at("toolchain").get<std::string>();
     kb.report_json = meta.at("report").get<std::string>();
+    // Version 3: the declared argument list, each entry [kind, value].
+    if (version >= kKernelBinaryAbiVersion) {
+      const auto &abi = meta.at("abi");
+      if (!abi.is_array() || abi.size() > kMaxAbiArgs)
+        return corrupt("kernel binary: abi must be a list of at most " + std::to_string(kMaxAbiArgs) + " arguments");
+      for (const auto &entry : abi) {
+        if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_string())
+          return corrupt("kernel binary: abi entries are [kind, value] pairs of strings");
+        auto kind = parse_abi_kind(entry[0].get<std::string>());
+        auto value = parse_abi_value(entry[1].get<std::string>());
+        if (!kind.ok()) return corrupt("kernel binary: " + kind.status().message());
+        if (!value.ok()) return corrupt("kernel binary: " + value.status().message());
+        kb.abi.push_back({*kind, *value});
+      }
+    }
   } catch (const nlohmann::json::exception &e) {
     return corrupt(std::string("kernel binary: bad metadata: ") + e.what());
   } catch (const std::out_of_range &e) {
@@ -180,6 +203,15 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
        uint64_t(maps.weight_rows + maps.hidden_rows) * maps.box_k * 2 > kb.geometry.shared_bytes))
     return corrupt("kernel binary: tensor map boxes out of range (64 x 1-256 rows within the shared memory, CUDA "
                    "kernels only)");
+  // The argument list: declared (version 3), or the classic one. Tensor
+  // maps exactly where the geometry has boxes to encode them with.
+  if (version < kKernelBinaryAbiVersion) kb.abi = classic_abi(!no_maps);
+  if (Status valid = validate_abi(kb.abi, !no_maps); !valid.ok())
+    return corrupt("kernel binary: " + valid.message());
+  const bool declares_maps = std::any_of(kb.abi.begin(), kb.abi.end(),
+                                         [](const AbiArg &a) { return a.kind == AbiArgKind::kTensorMap; });
+  if (declares_maps == no_maps)
+    return corrupt("kernel binary: tensor map boxes without tensor map arguments, or the reverse");
   kb.code.assign(code_bytes.begin(), code_bytes.end());
   return kb;
 }

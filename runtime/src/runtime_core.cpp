@@ -1,5 +1,7 @@
 #include "runtime_core.h"
 
+#include "launch_args.h"
+
 #include "gatejit/env_flag.h"
 #include "jit_library.h"
 
@@ -161,7 +163,7 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
   if (resolved->binary.target != key.contract.target)
     return internal_error("resolved kernel is for " + std::string(target_name(resolved->binary.target)) +
                           ", device needs " + target_name(key.contract.target));
-  slot.kernel = Loaded{*backend, key.ordinal, nullptr, resolved->binary.geometry};
+  slot.kernel = Loaded{*backend, key.ordinal, nullptr, resolved->binary.geometry, declared_abi(resolved->binary)};
   // A K-split kernel's first load is the resolving stream's instance.
   if (resolved->binary.geometry.k_blocks > 1)
     slot.split_binary = std::make_shared<const KernelBinary>(resolved->binary);
@@ -224,40 +226,37 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   const Loaded &k = (*slot_or)->kernel;
   auto fn = function_for_stream(**slot_or, args.stream);
   if (!fn.ok()) return fn.status();
-  // The kernel ABI (kernel_binary.h): 4 pointers, then 7 i64 scalars.
-  void *hidden = args.hidden.data, *weight = args.weight.data, *attn = args.attn.data, *out = args.out.data;
-  int64_t m = args.hidden.rows, n = args.weight.rows, kk = args.hidden.cols;
-  int64_t ldh = args.hidden.ld, ldw = args.weight.ld, lda = args.attn.ld, ldo = args.out.ld;
-  // Then, for TMA kernels, the tensor maps of weight and hidden, by value.
-  TensorMap maps[kTensorMapArgCount];
-  void *params[kKernelArgCount + kTensorMapArgCount] = {&hidden, &weight, &attn, &out, &m,       &n,      &kk,
-                                                        &ldh,    &ldw,    &lda,  &ldo, &maps[0], &maps[1]};
-  if (const TensorMapBoxes &boxes = k.geometry.tensor_maps; boxes.any()) {
-    GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map(
-        {"weight", weight, uint64_t(n), uint64_t(args.weight.cols), uint64_t(ldw), boxes.box_k, boxes.weight_rows},
-        &maps[0]));
-    GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map(
-        {"hidden", hidden, uint64_t(m), uint64_t(args.hidden.cols), uint64_t(ldh), boxes.box_k, boxes.hidden_rows},
-        &maps[1]));
-  }
+  // The arguments the kernel declares (kernel_abi.h), packed in its order.
+  LaunchValues v{args.hidden.data, args.weight.data, args.attn.data, args.out.data,
+                 args.hidden.rows,  args.weight.rows,  args.hidden.cols, args.hidden.ld,
+                 args.weight.ld,    args.attn.ld,      args.out.ld};
+  const TensorMapBoxes &boxes = k.geometry.tensor_maps;
+  if (declares_tensor_map(k.abi, AbiValue::kWeight))
+    GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map({"weight", v.weight, uint64_t(v.n), uint64_t(args.weight.cols),
+                                                          uint64_t(v.ld_weight), boxes.box_k, boxes.weight_rows},
+                                                         &v.weight_map));
+  if (declares_tensor_map(k.abi, AbiValue::kHidden))
+    GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map({"hidden", v.hidden, uint64_t(v.m), uint64_t(args.hidden.cols),
+                                                          uint64_t(v.ld_hidden), boxes.box_k, boxes.hidden_rows},
+                                                         &v.hidden_map));
+  std::vector<void *> params = pack_launch_args(k.abi, v);
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
-    return k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(n), k.geometry.grid_y(m), k.geometry.grid_z()}, block,
-                             k.geometry.shared_bytes, args.stream,
-                             params);
+    return k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(v.n), k.geometry.grid_y(v.m), k.geometry.grid_z()},
+                             block, k.geometry.shared_bytes, args.stream, params.data());
   }
   // One grid row per output row: at most 65535 rows a launch (the grid's y
   // limit), so a long prefill is several launches over row ranges.
   constexpr int64_t kMaxGridY = 65535;
-  const int64_t total_m = m;
+  const int64_t total_m = v.m;
   const size_t eb = args.out.dtype == GATEJIT_F32 ? 4 : 2;  // all four dtypes are equal (validated)
   for (int64_t m0 = 0; m0 < total_m; m0 += kMaxGridY) {
-    m = std::min(kMaxGridY, total_m - m0);
-    hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * ldh) * eb;
-    attn = static_cast<char *>(args.attn.data) + size_t(m0 * lda) * eb;
-    out = static_cast<char *>(args.out.data) + size_t(m0 * ldo) * eb;
-    GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(n), uint32_t(m), 1}, block,
-                                              k.geometry.shared_bytes, args.stream, params));
+    v.m = std::min(kMaxGridY, total_m - m0);
+    v.hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * v.ld_hidden) * eb;
+    v.attn = static_cast<char *>(args.attn.data) + size_t(m0 * v.ld_attn) * eb;
+    v.out = static_cast<char *>(args.out.data) + size_t(m0 * v.ld_out) * eb;
+    GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(v.n), uint32_t(v.m), 1}, block,
+                                              k.geometry.shared_bytes, args.stream, params.data()));
   }
   return Status::Ok();
 }

@@ -57,6 +57,7 @@ class RuntimeCore {
     int ordinal = 0;
     FunctionHandle fn = nullptr;
     LaunchGeometry geometry;
+    std::vector<AbiArg> abi;  // the kernel's declared arguments, in order
   };
   struct CallKey {
     Contract contract;

@@ -20,6 +20,7 @@
 #include "compiler/compiler_test_support.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
+#include "gatejit/kernel_abi.h"
 #include "gatejit/kernel_binary.h"
 
 namespace gatejit {
@@ -702,6 +703,39 @@ TEST(PtxCode, RegisterStreamedMmaWhereTiledDoesNotApply) {
     EXPECT_EQ(compiled->binary.geometry.k_blocks, 1u);
     EXPECT_EQ(compiled->binary.geometry.shared_bytes, 0u);
   }
+}
+
+
+// Executables declare their ABI (kernel_abi.h): the argument list the plan
+// writes into the binary, which the runtime packs a launch from, is the code
+// object's own parameter list, argument for argument (the sizes the AMDGPU
+// metadata gives its explicit arguments, or the PTX entry's .param list):
+// every form on every target, the TMA form's two 128-byte tensor maps
+// included. A template whose signature changed without its plan would fail
+// here, not at a launch.
+TEST(DeclaredAbi, IsTheCodeObjectsParameterList) {
+  std::vector<Contract> contracts;
+  for (Target t : {Target::kGfx950, Target::kGfx942, Target::kSm90})
+    for (int64_t m : {1, 32, 2048}) contracts.push_back(seed_with(t, DType::kBF16, m));
+  Contract generic = seed(Target::kSm90);
+  generic.template_kind = TemplateKind::kGeneric;
+  contracts.push_back(generic);
+  bool saw_tensor_maps = false;
+  for (const Contract &c : contracts) {
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const std::vector<AbiArg> abi = declared_abi(compiled->binary);
+    EXPECT_EQ(abi, compiled->binary.abi) << "the compiler writes its list out";
+    nlohmann::json want = nlohmann::json::array();
+    for (const AbiArg &a : abi) {
+      want.push_back(abi_arg_bytes(a.kind));
+      saw_tensor_maps |= a.kind == AbiArgKind::kTensorMap;
+    }
+    EXPECT_EQ(compiled->report["kernels"][0]["arg_bytes"], want)
+        << canonical_text(c) << ": " << abi_text(abi) << " (" << compiled->report.value("template_file", "") << ")";
+    EXPECT_EQ(compiled->report.value("abi", ""), abi_text(abi));
+  }
+  EXPECT_TRUE(saw_tensor_maps) << "no TMA kernel among the contracts: the 128-byte arguments went unchecked";
 }
 
 }  // namespace

@@ -134,6 +134,61 @@ TEST(KernelBinary, GeometryFieldsMustBeUnsigned32BitIntegers) {
   }
 }
 
+// Version 3 carries the kernel's argument list; a declared list other than
+// the classic one comes back as written, versions 1 and 2 decode with the
+// classic list (with the tensor maps where they have boxes).
+TEST(KernelBinary, TheDeclaredAbiRoundTripsAndOlderVersionsGetTheClassicOne) {
+  KernelBinary kb = ptx_binary({});
+  kb.abi = {{AbiArgKind::kPointer, AbiValue::kOut}, {AbiArgKind::kScalar, AbiValue::kM},
+            {AbiArgKind::kPointer, AbiValue::kAttn}};
+  auto decoded = decode_kernel_binary(encode_kernel_binary(kb));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded->abi, kb.abi);
+  // An empty list is written as the classic one.
+  auto classic = decode_kernel_binary(encode_kernel_binary(ptx_binary({64, 64, 64})));
+  ASSERT_TRUE(classic.ok()) << classic.status().message();
+  EXPECT_EQ(classic->abi, classic_abi(true));
+  for (uint32_t version : {1u, 2u}) {
+    nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary(version == 2 ? TensorMapBoxes{64, 64, 64}
+                                                                              : TensorMapBoxes{})));
+    meta.erase("abi");
+    if (version == 1) meta.erase("tensor_maps");
+    auto old = decode_kernel_binary(blob(version, meta, {'p'}));
+    ASSERT_TRUE(old.ok()) << version << ": " << old.status().message();
+    EXPECT_EQ(old->abi, classic_abi(version == 2)) << version;
+  }
+}
+
+TEST(KernelBinary, AnIllFormedAbiIsCorruptNamingWhatIsWrong) {
+  const nlohmann::json good = meta_of(encode_kernel_binary(ptx_binary({})));
+  struct Bad {
+    nlohmann::json abi;
+    const char *says;
+  };
+  const std::vector<Bad> bad = {
+      {nlohmann::json("ptr hidden"), "abi must be a list"},
+      {nlohmann::json::array({nlohmann::json::array({"pointer"})}), "[kind, value] pairs"},
+      {nlohmann::json::array({nlohmann::json::array({"texture", "hidden"})}), "'texture'"},
+      {nlohmann::json::array({nlohmann::json::array({"pointer", "scale"})}), "'scale'"},
+      {nlohmann::json::array({nlohmann::json::array({"scalar", "out"})}), "abi[0] = scalar out"},
+      {nlohmann::json::array({nlohmann::json::array({"tensor_map", "weight"})}), "tensor map"},
+  };
+  for (const Bad &b : bad) {
+    nlohmann::json meta = good;
+    meta["abi"] = b.abi;
+    auto decoded = decode_kernel_binary(blob(kKernelBinaryVersion, meta, {'p'}));
+    ASSERT_FALSE(decoded.ok()) << b.abi.dump();
+    EXPECT_THAT(decoded.status().message(), HasSubstr(b.says)) << b.abi.dump();
+  }
+  // Boxes to encode tensor maps with, but no tensor map declared: the
+  // launcher would pass the kernel two arguments short.
+  nlohmann::json meta = meta_of(encode_kernel_binary(ptx_binary({64, 64, 64})));
+  meta["abi"] = meta_of(encode_kernel_binary(ptx_binary({})))["abi"];
+  auto short_list = decode_kernel_binary(blob(kKernelBinaryVersion, meta, {'p'}));
+  ASSERT_FALSE(short_list.ok());
+  EXPECT_THAT(short_list.status().message(), HasSubstr("without tensor map arguments"));
+}
+
 TEST(KernelBinary, TensorMapBoxesOutOfRangeAreCorrupt) {
   // Rows out of range; a K width other than the kernels' 128-byte swizzle
   // row (a stage would land short of what its barrier expects); rows

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gatejit/contract.h"
+#include "gatejit/kernel_abi.h"
 
 namespace gatejit {
 
@@ -17,7 +18,8 @@ namespace gatejit {
 enum class BinaryFormat { kHsaco, kPtx, kCubin };
 const char *binary_format_name(BinaryFormat f);
 
-// Every gatejit kernel has this argument list (the kernel ABI):
+// Every gatejit kernel so far has this argument list (classic_abi() in
+// kernel_abi.h, which a KernelBinary declares since format version 3):
 //   (ptr hidden, ptr weight, ptr attn, ptr out,
 //    i64 M, i64 N, i64 K, i64 ld_hidden, i64 ld_weight, i64 ld_attn, i64 ld_out)
 // Specialised kernels read only M of the scalars; generic reads them all.
@@ -75,12 +77,22 @@ struct KernelBinary {
   std::string toolchain;      // compiler fingerprint (templates, generator, LLVM)
   std::string report_json;    // the compile report, as JSON text
   std::vector<uint8_t> code;  // hsaco ELF, PTX text or cubin ELF
+  // The kernel's argument list, in order. Empty means classic_abi() (with the
+  // tensor maps where geometry.tensor_maps has boxes): what the encoder
+  // writes for it; decoding always fills it.
+  std::vector<AbiArg> abi;
 };
 
+// kb.abi, or the classic list it stands for when empty.
+std::vector<AbiArg> declared_abi(const KernelBinary &kb);
+
 // Version 2 added tensor maps (a version-1 reader would launch such a kernel
-// without them); version 1 entries still decode, with none.
-inline constexpr uint32_t kKernelBinaryVersion = 2;
+// without them); version 1 entries still decode, with none. Version 3 adds
+// the declared argument list (`abi`); versions 1 and 2 decode with the
+// classic one.
+inline constexpr uint32_t kKernelBinaryVersion = 3;
 inline constexpr uint32_t kKernelBinaryTensorMapsVersion = 2;  // the first with `tensor_maps`
+inline constexpr uint32_t kKernelBinaryAbiVersion = 3;         // the first with `abi`
 inline constexpr uint32_t kKernelBinaryOldestVersion = 1;
 // The most dynamic shared memory a block can have on `target`'s devices
 // (the target table's shared_per_workgroup_max).

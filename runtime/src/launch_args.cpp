@@ -1,0 +1,54 @@
+#include "launch_args.h"
+
+#include <algorithm>
+
+namespace gatejit {
+namespace {
+
+void *tensor_slot(AbiValue v, LaunchValues &x) {
+  switch (v) {
+    case AbiValue::kHidden: return &x.hidden;
+    case AbiValue::kWeight: return &x.weight;
+    case AbiValue::kAttn: return &x.attn;
+    case AbiValue::kOut: return &x.out;
+    default: return nullptr;
+  }
+}
+
+void *scalar_slot(AbiValue v, LaunchValues &x) {
+  switch (v) {
+    case AbiValue::kM: return &x.m;
+    case AbiValue::kN: return &x.n;
+    case AbiValue::kK: return &x.k;
+    case AbiValue::kLdHidden: return &x.ld_hidden;
+    case AbiValue::kLdWeight: return &x.ld_weight;
+    case AbiValue::kLdAttn: return &x.ld_attn;
+    case AbiValue::kLdOut: return &x.ld_out;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::vector<void *> pack_launch_args(const std::vector<AbiArg> &abi, LaunchValues &values) {
+  std::vector<void *> slots;
+  slots.reserve(abi.size());
+  for (const AbiArg &a : abi) {
+    switch (a.kind) {
+      case AbiArgKind::kPointer: slots.push_back(tensor_slot(a.value, values)); break;
+      case AbiArgKind::kScalar: slots.push_back(scalar_slot(a.value, values)); break;
+      case AbiArgKind::kTensorMap:
+        slots.push_back(a.value == AbiValue::kWeight ? static_cast<void *>(&values.weight_map)
+                                                     : static_cast<void *>(&values.hidden_map));
+        break;
+    }
+  }
+  return slots;
+}
+
+bool declares_tensor_map(const std::vector<AbiArg> &abi, AbiValue tensor) {
+  return std::any_of(abi.begin(), abi.end(),
+                     [&](const AbiArg &a) { return a.kind == AbiArgKind::kTensorMap && a.value == tensor; });
+}
+
+}  // namespace gatejit
