@@ -2,7 +2,9 @@
     // of one row, 16 bytes of 2-byte elements where the block is that wide.
     //   ${VW} ${VW_BYTES} ${VW_BYTES_MASK} (VW x element bytes, less 1)
     //   ${WIDE_STRIDES} (whether LDA and LDO keep every row's pieces on VW
-    //   elements; known from the contract) ${N} ${N_LAST} ${LDA} ${LDO}
+    //   elements; known from the contract) ${WIDE_PATH} (false where the
+    //   target widens element accesses itself: TargetInfo::
+    //   unaligned_global_vectors) ${N} ${N_LAST} ${LDA} ${LDO}
 
     // Whether the attn and out base pointers lie on a piece. The contract
     // promises the alignment of hidden and weight only, so this is checked

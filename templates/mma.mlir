@@ -18,8 +18,10 @@
 // tile (MT of them), for 1 / KSPLIT of the K steps (interleaved: wave kp of a
 // group takes steps kp, kp + KSPLIT, ...). UNROLL steps are loaded before
 // their products. The KSPLIT partial tiles meet in workgroup memory and are
-// summed in a fixed order (deterministic); the epilogue runs on the
-// accumulator elements, each owned by one lane of one wave.
+// summed in a fixed order (deterministic) by the wave that owns each
+// accumulator element; the sums go to workgroup memory in output order, and
+// the block finishes them in pieces of VW columns of a row
+// (epilogue_pieces.mlir: 16-byte attn loads and out stores where allowed).
 //
 // With SPLITS > 1, grid z also splits K: block z takes the steps of waves
 // z * KSPLIT .. z * KSPLIT + KSPLIT - 1 of KSPLIT_ALL (= KSPLIT * SPLITS)
@@ -49,6 +51,10 @@
 //   without a split, folded away) ${DEVICE_SCOPE} (the fence's scope name)
 //   ${ELEMENTS} ${ELEMENTS_LAST} (TILES * 4 accumulator elements a lane
 //   holds, and that less 1) ${OWN} (ceil(ELEMENTS / KSPLIT): those a wave finishes)
+//   ${GROUP_OUTPUTS} (M_BLOCK x W_ROWS) ${BLOCK_OUTPUTS} ${SUMS} (GROUPS of
+//   them) ${PIECES} ${PIECE_SLOTS} ${ROW_PIECES} ${GROUP_PIECES} (the pieces
+//   of VW columns: all, per thread, per row, per group) and the piece
+//   epilogue's ${VW} ${VW_BYTES} ${VW_BYTES_MASK} ${WIDE_STRIDES} ${WIDE_PATH}
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_mma_partials : memref<${PARTIALS}xf32, #gpu.address_space<workgroup>>

@@ -312,8 +312,6 @@ MmaTuning mma_tuning(const Contract &c) {
   apply_tuning_override(t, budget);
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
-  if (target_is_amdgpu(c.target) && c.m_max > 16 && !tuning_override().contains("splits"))
-    t.splits = amd_k_splits(c, t, cus, amd_mid ? kAmdMidMinSplits : 1);
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
   // workgroup memory a kernel gets without opting in (the target table's
   // static budget: 48 KiB static shared memory on sm_90; 64 KiB of gfx950's
@@ -324,6 +322,9 @@ MmaTuning mma_tuning(const Contract &c) {
   // At most 1024 threads per block (an override may ask for more).
   while (t.ksplit > 1 && t.ksplit * wave > 1024) t.ksplit /= 2;
   while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;
+  // The K split across workgroups, for the block the caps above left.
+  if (target_is_amdgpu(c.target) && c.m_max > 16 && !tuning_override().contains("splits"))
+    t.splits = amd_k_splits(c, t, cus, amd_mid ? kAmdMidMinSplits : 1);
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
   const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);
@@ -399,8 +400,6 @@ void plan_mma(KernelPlan &p) {
   set("KSPLIT_ALL", ksplit_all);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
   set("TILES_N", tiles_n);
-  // Without a split the workspace is folded away; one element keeps the
-  // declarations well-formed.
   // The epilogue's pieces: VW consecutive columns of one row (16 bytes),
   // thread tid taking pieces tid, tid + BLOCK, ... of the rows a block can
   // have; wide where the strides (known here) and the base pointers (checked
@@ -419,6 +418,8 @@ void plan_mma(KernelPlan &p) {
   set("GROUP_OUTPUTS", group_outputs);
   set("BLOCK_OUTPUTS", groups * group_outputs);
   set("SUMS", groups * group_outputs);
+  // Without a split the workspace is folded away; one element keeps the
+  // declarations well-formed.
   set("WS_SIZE", t.splits > 1 ? tiles_n * tiles_m * t.splits * groups * group_outputs : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
