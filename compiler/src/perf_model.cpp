@@ -13,6 +13,10 @@ double us_of(double bytes, double tbs) { return tbs > 0 ? bytes / (tbs * 1e6) : 
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The K-split meeting's round trips besides the partials' loads: the
+// release fence (the partial stores complete) and the arrival atomic.
+constexpr int64_t kSplitMeetingRoundTrips = 2;
+
 }  // namespace
 
 Prediction predict(const ModelInput &in) {
@@ -87,7 +91,12 @@ Prediction predict(const ModelInput &in) {
   // every wave takes one after another; each of those between an L2 hit
   // (data a neighbour brought in) and a DRAM round trip. The replay walks a
   // loop after the main one once: the K split's further rounds are the plan's.
-  const double tail = double(in.code.tail_round_trips) + double(std::max<int64_t>(0, plan.reduction_rounds - 1));
+  // A K split across workgroups adds its meeting, which the replay does not
+  // see as loads: the release fence waits for the partial stores, and the
+  // arrival counter's atomic returns, before the last block may load (v50).
+  const int64_t meeting = plan.splits > 1 ? kSplitMeetingRoundTrips : 0;
+  const double tail = double(in.code.tail_round_trips) + double(std::max<int64_t>(0, plan.reduction_rounds - 1)) +
+                      double(meeting);
   p.serial_us = {t.launch_us.low + t.latency_us.low + tail * t.l2_latency_us.low,
                  t.launch_us.high + t.latency_us.high + tail * t.latency_us.high};
 

@@ -108,6 +108,25 @@ TEST(PerfModel, ScratchAndNarrowAccessesFailTheirGates) {
   EXPECT_FALSE(gates[5].passed);  // no_scratch
 }
 
+// A K split across workgroups pays its meeting after the loads: the
+// release fence waits for the partial stores and the arrival atomic
+// returns before the last workgroup may load them. Two more round trips in
+// the serial part, each between an L2 hit and a DRAM round trip (v50).
+TEST(PerfModel, AKSplitPaysItsMeetingInTheSerialPart) {
+  ModelInput in = seed_like();
+  in.plan.form = "mma";
+  in.plan.matrix = true;
+  in.grid_blocks[0] = 48;
+  const Prediction alone = predict(in);
+  in.grid_blocks[2] = 7;
+  in.plan.splits = 7;
+  in.plan.reduction_rounds = 1;
+  const Prediction split = predict(in);
+  const TargetInfo &t = target_info(Target::kGfx950);
+  EXPECT_NEAR(split.serial_us.low - alone.serial_us.low, 2 * t.l2_latency_us.low, 1e-9);
+  EXPECT_NEAR(split.serial_us.high - alone.serial_us.high, 2 * t.latency_us.high, 1e-9);
+}
+
 // Narrow accesses beside 16-byte stores are an element-wise fallback next to
 // a wide path (the mma form checks the attn/out pointers at run time): the
 // gate passes, and says so.
