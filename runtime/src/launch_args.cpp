@@ -30,16 +30,16 @@ void *scalar_slot(AbiValue v, LaunchValues &x) {
 
 }  // namespace
 
-std::vector<void *> pack_launch_args(const std::vector<AbiArg> &abi, LaunchValues &values) {
-  std::vector<void *> slots;
-  slots.reserve(abi.size());
-  for (const AbiArg &a : abi) {
+LaunchSlots pack_launch_args(const std::vector<AbiArg> &abi, LaunchValues &values) {
+  LaunchSlots slots{};
+  for (size_t i = 0; i < abi.size() && i < slots.size(); ++i) {
+    const AbiArg &a = abi[i];
     switch (a.kind) {
-      case AbiArgKind::kPointer: slots.push_back(tensor_slot(a.value, values)); break;
-      case AbiArgKind::kScalar: slots.push_back(scalar_slot(a.value, values)); break;
+      case AbiArgKind::kPointer: slots[i] = tensor_slot(a.value, values); break;
+      case AbiArgKind::kScalar: slots[i] = scalar_slot(a.value, values); break;
       case AbiArgKind::kTensorMap:
-        slots.push_back(a.value == AbiValue::kWeight ? static_cast<void *>(&values.weight_map)
-                                                     : static_cast<void *>(&values.hidden_map));
+        slots[i] = a.value == AbiValue::kWeight ? static_cast<void *>(&values.weight_map)
+                                                : static_cast<void *>(&values.hidden_map);
         break;
     }
   }

@@ -2,6 +2,7 @@
 // (kernel_abi.h): the backends take one pointer per argument.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -21,8 +22,10 @@ struct LaunchValues {
 };
 
 // One pointer per declared argument, into `values` (which must outlive the
-// launch). The ABI was validated when its binary was decoded.
-std::vector<void *> pack_launch_args(const std::vector<AbiArg> &abi, LaunchValues &values);
+// launch), in a fixed array: a launch allocates nothing. The ABI was
+// validated (at most kMaxAbiArgs entries) when its binary was decoded.
+using LaunchSlots = std::array<void *, kMaxAbiArgs>;
+LaunchSlots pack_launch_args(const std::vector<AbiArg> &abi, LaunchValues &values);
 
 // Whether the kernel takes a tensor map of `tensor` (AbiValue::kHidden or kWeight).
 bool declares_tensor_map(const std::vector<AbiArg> &abi, AbiValue tensor);

@@ -239,7 +239,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
     GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map({"hidden", v.hidden, uint64_t(v.m), uint64_t(args.hidden.cols),
                                                           uint64_t(v.ld_hidden), boxes.box_k, boxes.hidden_rows},
                                                          &v.hidden_map));
-  std::vector<void *> params = pack_launch_args(k.abi, v);
+  LaunchSlots params = pack_launch_args(k.abi, v);
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
     return k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(v.n), k.geometry.grid_y(v.m), k.geometry.grid_z()},

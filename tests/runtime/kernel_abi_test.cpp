@@ -79,8 +79,7 @@ TEST(KernelAbi, PackingFollowsTheDeclaredOrder) {
                                    {AbiArgKind::kTensorMap, AbiValue::kHidden},
                                    {AbiArgKind::kTensorMap, AbiValue::kWeight},
                                    {AbiArgKind::kScalar, AbiValue::kLdHidden}};
-  const std::vector<void *> slots = pack_launch_args(abi, v);
-  ASSERT_EQ(slots.size(), abi.size());
+  const LaunchSlots slots = pack_launch_args(abi, v);
   EXPECT_EQ(*static_cast<int64_t *>(slots[0]), 1601);
   EXPECT_EQ(*static_cast<void **>(slots[1]), &o);
   EXPECT_EQ(*static_cast<int64_t *>(slots[2]), 3);
@@ -91,10 +90,11 @@ TEST(KernelAbi, PackingFollowsTheDeclaredOrder) {
   EXPECT_TRUE(declares_tensor_map(abi, AbiValue::kWeight));
   EXPECT_FALSE(declares_tensor_map(classic_abi(false), AbiValue::kWeight));
   // The classic list: the 11 values in their order.
-  const std::vector<void *> classic = pack_launch_args(classic_abi(false), v);
+  const LaunchSlots classic = pack_launch_args(classic_abi(false), v);
   const std::vector<void *> want = {&v.hidden, &v.weight, &v.attn,      &v.out,       &v.m,      &v.n,
                                     &v.k,      &v.ld_hidden, &v.ld_weight, &v.ld_attn, &v.ld_out};
-  EXPECT_EQ(classic, want);
+  EXPECT_EQ(std::vector<void *>(classic.begin(), classic.begin() + want.size()), want);
+  EXPECT_EQ(classic[want.size()], nullptr);  // nothing past the declared list
 }
 
 }  // namespace
