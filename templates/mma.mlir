@@ -211,35 +211,17 @@ module attributes {gpu.container_module} {
             memref.store %dot, %ws[%w_at] : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
           }
         } {gatejit.unroll}
-        // Every thread's sums visible device-wide before the block counts
-        // itself in (release); the last block reads them after its own fence
-        // (acquire). No block reads a workspace line before the last block.
-        func.call @fence_device() : () -> ()
-        gpu.barrier
-        %first = arith.cmpi eq, %tid, %c0 : index
-        %one = arith.constant 1 : i32
-        %zero = arith.constant 0 : i32
-        %last_arrival = arith.constant ${SPLITS_LAST} : i32
-        scf.if %first {
-          %before = memref.atomic_rmw addi %one, %arrivals[%tile] : (i32, memref<${WS_TILES}xi32, #gpu.address_space<global>>) -> i32
-          %is_last = arith.cmpi eq, %before, %last_arrival : i32
-          %v = arith.select %is_last, %one, %zero : i32
-          memref.store %v, %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
-        }
-        gpu.barrier
-        %f = memref.load %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
-        %last = arith.cmpi ne, %f, %zero : i32
+        // No block reads a workspace line before the last block.
+        %last = func.call @split_arrive(%arrivals, %flag, %tile, %tid)
+            : (memref<${WS_TILES}xi32, #gpu.address_space<global>>, memref<1xi32, #gpu.address_space<workgroup>>,
+               index, index) -> i1
         scf.if %last {
           func.call @fence_device() : () -> ()
           func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i)
               : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                  memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
                  index, index, index, index, index) -> ()
-          // Ready for the next launch: no other block of this launch touches
-          // this tile's counter again.
-          scf.if %first {
-            memref.store %zero, %arrivals[%tile] : memref<${WS_TILES}xi32, #gpu.address_space<global>>
-          }
+          func.call @split_reset(%arrivals, %tile, %tid) : (memref<${WS_TILES}xi32, #gpu.address_space<global>>, index, index) -> ()
         }
       } else {
         scf.for %o = %c0 to %own step %c1 {

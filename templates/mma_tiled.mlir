@@ -424,31 +424,17 @@ ${PICK_STAGE}
       %split_last = arith.constant ${SPLITS_LAST} : index
       %round = arith.constant ${SPLIT_ROUND} : index
       %rounds_end = arith.constant ${SPLIT_ROUNDS_END} : index
-      %one = arith.constant 1 : i32
-      %zero = arith.constant 0 : i32
-      %last_arrival = arith.constant ${SPLITS_LAST} : i32
       %row_tiles = arith.muli %by, %tiles_n : index
       %tile = arith.addi %row_tiles, %bx : index
       %tile_splits = arith.muli %tile, %splits : index
       %mine = arith.addi %tile_splits, %bz : index
       func.call @store_partial(%ws, %mine, %tid, %acc)
           : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index, vector<${TILES}x4xf32>) -> ()
-      // Every thread's partials visible device-wide before the block counts
-      // itself in (release); the last block reads them after its own fence
-      // (acquire). No SM reads a partial line twice in one launch, so no L1
-      // holds a stale copy of one.
-      func.call @fence_device() : () -> ()
-      gpu.barrier
-      %first = arith.cmpi eq, %tid, %c0 : index
-      scf.if %first {
-        %before = memref.atomic_rmw addi %one, %arrivals[%tile] : (i32, memref<${WS_TILES}xi32, #gpu.address_space<global>>) -> i32
-        %is_last = arith.cmpi eq, %before, %last_arrival : i32
-        %v = arith.select %is_last, %one, %zero : i32
-        memref.store %v, %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
-      }
-      gpu.barrier
-      %f = memref.load %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
-      %last = arith.cmpi ne, %f, %zero : i32
+      // No SM reads a partial line twice in one launch, so no L1 holds a
+      // stale copy of one.
+      %last = func.call @split_arrive(%arrivals, %flag, %tile, %tid)
+          : (memref<${WS_TILES}xi32, #gpu.address_space<global>>, memref<1xi32, #gpu.address_space<workgroup>>,
+             index, index) -> i1
       %sum = scf.if %last -> (vector<${TILES}x4xf32>) {
         func.call @fence_device() : () -> ()
         // Split order, whatever the arrival order. SPLIT_ROUND splits' loads
@@ -469,11 +455,7 @@ ${PICK_STAGE}
           } {gatejit.unroll}
           scf.yield %ts2 : vector<${TILES}x4xf32>
         }
-        // Ready for the next launch: no other block of this launch touches
-        // this tile's counter again.
-        scf.if %first {
-          memref.store %zero, %arrivals[%tile] : memref<${WS_TILES}xi32, #gpu.address_space<global>>
-        }
+        func.call @split_reset(%arrivals, %tile, %tid) : (memref<${WS_TILES}xi32, #gpu.address_space<global>>, index, index) -> ()
         scf.yield %total : vector<${TILES}x4xf32>
       } else {
         scf.yield %acc : vector<${TILES}x4xf32>

@@ -209,8 +209,9 @@ std::map<std::string, int64_t, std::less<>> tuning_override() {
   return out;
 }
 
-void apply_tuning_override(MmaTuning &t, int64_t &budget) {
-  for (const auto &[key, value] : tuning_override()) {
+using TuningOverride = std::map<std::string, int64_t, std::less<>>;
+void apply_tuning_override(const TuningOverride &o, MmaTuning &t, int64_t &budget) {
+  for (const auto &[key, value] : o) {
     if (key == "rt") t.rt = value;
     else if (key == "ksplit") t.ksplit = value;
     else if (key == "budget") budget = value;
@@ -309,7 +310,8 @@ MmaTuning mma_tuning(const Contract &c) {
   // weight vectors and the live hidden vectors per VECS, 4 registers each,
   // within a budget of 128 (v10: 64 and 192 measured the same).
   int64_t budget = amd_mid ? 32 : 128;
-  apply_tuning_override(t, budget);
+  const TuningOverride overrides = tuning_override();
+  apply_tuning_override(overrides, t, budget);
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
@@ -323,7 +325,7 @@ MmaTuning mma_tuning(const Contract &c) {
   while (t.ksplit > 1 && t.ksplit * wave > 1024) t.ksplit /= 2;
   while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;
   // The K split across workgroups, for the block the caps above left.
-  if (target_is_amdgpu(c.target) && c.m_max > 16 && !tuning_override().contains("splits"))
+  if (target_is_amdgpu(c.target) && c.m_max > 16 && !overrides.contains("splits"))
     t.splits = amd_k_splits(c, t, cus, amd_mid ? kAmdMidMinSplits : 1);
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
@@ -369,16 +371,19 @@ void plan_mma(KernelPlan &p) {
   const int64_t j_groups = j_full / t.unroll;
   const int64_t groups = t.groups;
   const int64_t tiles = t.rt * mt;
+  const int64_t block = wave * t.ksplit * groups;
+  const int64_t w_rows = t.rt * t.frag.tile_w;  // weight rows (output columns) of a column group
+  const int64_t n_per_block = groups * w_rows;
   auto &P = p.params;
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
   set("WAVE", wave);
   set("KSPLIT", t.ksplit);
   set("GROUPS", groups);
-  set("BLOCK", wave * t.ksplit * groups);
+  set("BLOCK", block);
   set("RT", t.rt);
   set("MT", mt);
   set("TILES", tiles);
-  set("W_ROWS", t.rt * t.frag.tile_w);
+  set("W_ROWS", w_rows);
   set("M_BLOCK", m_block);
   set("H_LIVE_ROWS", std::min(c.m_max, m_block));
   set("KSTEP", kstep);
@@ -392,7 +397,6 @@ void plan_mma(KernelPlan &p) {
   set("ELEMENTS", tiles * 4);
   set("ELEMENTS_LAST", tiles * 4 - 1);
   set("OWN", (tiles * 4 + t.ksplit - 1) / t.ksplit);
-  const int64_t n_per_block = groups * t.rt * t.frag.tile_w;
   const int64_t tiles_n = (c.n + n_per_block - 1) / n_per_block;
   const int64_t tiles_m = c.m_max > m_block ? (c.m_max + m_block - 1) / m_block : 1;
   set("SPLITS", t.splits);
@@ -404,12 +408,10 @@ void plan_mma(KernelPlan &p) {
   // thread tid taking pieces tid, tid + BLOCK, ... of the rows a block can
   // have; wide where the strides (known here) and the base pointers (checked
   // at run time) allow.
-  const int64_t w_rows = t.rt * t.frag.tile_w;
   const int64_t vw = std::min<int64_t>(8, w_rows);
   const int64_t group_outputs = m_block * w_rows;
   const int64_t live_rows = std::min(c.m_max, m_block);
   const int64_t pieces = groups * live_rows * (w_rows / vw);
-  const int64_t block = wave * t.ksplit * groups;
   set_piece_params(P, c, vw);
   set("ROW_PIECES", w_rows / vw);
   set("GROUP_PIECES", live_rows * (w_rows / vw));
@@ -424,11 +426,11 @@ void plan_mma(KernelPlan &p) {
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   set_fragment_params(P, c);
-  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces"};
+  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival"};
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS"};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
              .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
-  p.geometry = {uint32_t(wave * t.ksplit * groups), uint32_t(n_per_block), false,
+  p.geometry = {uint32_t(block), uint32_t(n_per_block), false,
                 uint32_t(c.m_max > m_block ? m_block : 0), uint32_t(t.splits)};
 }
 
@@ -809,7 +811,7 @@ void plan_mma_tiled(KernelPlan &p) {
   p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
   set_staged_epilogue_params(P, c, t, block);
   p.template_file = "mma_tiled";
-  p.snippets = {fragment_snippet(c.target), "tile_output_places"};
+  p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival"};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
