@@ -25,12 +25,16 @@ METRICS=$(echo "
   dram__throughput.avg.pct_of_peak_sustained_elapsed
   sm__cycles_active.avg
   gpc__cycles_elapsed.max
-  sm__warps_active.avg.pct_of_peak_sustained_active" | xargs | tr ' ' ',')
+  sm__warps_active.avg.pct_of_peak_sustained_active
+  launch__registers_per_thread
+  launch__waves_per_multiprocessor
+  launch__occupancy_limit_registers
+  gpu__time_duration.sum" | xargs | tr ' ' ',')
 export GATEJIT_LIBRARY=$PWD/build-device/runtime/libgatejit.so GATEJIT_DISABLE_JIT=1
 for spec in "$@"; do
   IFS=: read -r name bundle m <<< "$spec"
   echo "== $name M=$m"
   GATEJIT_BUNDLE_PATH=$bundle timeout 120 /usr/local/cuda/bin/ncu --kernel-name regex:gatejit --launch-skip 3 \
     --launch-count 1 --metrics "$METRICS" python3 bench/profile_one.py --m "$m" 2>&1 |
-    grep -E "^\s+(smsp|lts|dram|sm__|gpc)" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
+    grep -E "^\s+(smsp|lts|dram|sm__|gpc|launch__|gpu__)" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
 done

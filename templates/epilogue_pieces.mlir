@@ -5,6 +5,9 @@
     //   elements; known from the contract) ${WIDE_PATH} (false where the
     //   target widens element accesses itself: TargetInfo::
     //   unaligned_global_vectors) ${N} ${N_LAST} ${LDA} ${LDO}
+    //   ${PIECES_WHOLE} (N is a multiple of VW: every piece that starts
+    //   inside N ends inside it, so element accesses need no clamp or check
+    //   and the target may widen them)
 
     // Whether the attn and out base pointers lie on a piece. The contract
     // promises the alignment of hidden and weight only, so this is checked
@@ -25,33 +28,74 @@
       return %aligned : i1
     }
 
-    // Outputs (row, col .. col + VW - 1) from their fp32 sums; col is a
-    // multiple of VW, row < M and col < N. One VW-wide attn load and out
-    // store where the piece lies wholly inside N and `aligned`; element by
-    // element otherwise, the attn loads first and unconditional (columns
-    // past N read column N - 1 of the row and are never stored), so that
-    // they are one round trip, not a branch and a wait each. out may be
-    // attn: the piece's reads come before its writes.
-    func.func private @finish_piece(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                                    %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-                                    %dots: vector<${VW}xf32>, %row: index, %col: index, %aligned: i1) {
+    // The attn values of piece (row, col): one VW-wide load where the piece
+    // lies wholly inside N and `aligned`; element by element otherwise, all
+    // issued together and unconditional (columns past N read column N - 1 of
+    // the row and are never stored). Zeros where the piece is not `in` the
+    // output. Templates call this before their main loop where registers
+    // allow (PREFETCH_ATTN), so the epilogue waits on no global load: attn
+    // does not depend on the sums, and only the thread that loads a piece
+    // stores it, so out may still be attn.
+    func.func private @load_piece_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                       %row: index, %col: index, %aligned: i1, %in: i1) -> vector<${VW}x${T}> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %vw = arith.constant ${VW} : index
       %n = arith.constant ${N} : index
       %n_last = arith.constant ${N_LAST} : index
       %lda = arith.constant ${LDA} : index
-      %ldo = arith.constant ${LDO} : index
+      %az = arith.constant dense<0.0> : vector<${VW}x${T}>
       %a_row = arith.muli %row, %lda : index
       %a_idx = arith.addi %a_row, %col : index
+      %end = arith.addi %col, %vw : index
+      %ends_inside = arith.cmpi ule, %end, %n : index
+      %pieces_whole = arith.constant ${PIECES_WHOLE}
+      %whole = arith.ori %ends_inside, %pieces_whole : i1
+      %wide = arith.andi %whole, %aligned : i1
+      %a = scf.if %in -> (vector<${VW}x${T}>) {
+        %a_in = scf.if %wide -> (vector<${VW}x${T}>) {
+          %aw = vector.load %attn[%a_idx] {alignment = ${VW_BYTES}} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
+          scf.yield %aw : vector<${VW}x${T}>
+        } else {
+          %as = scf.for %j = %c0 to %vw step %c1 iter_args(%av = %az) -> (vector<${VW}x${T}>) {
+            %cj = arith.addi %col, %j : index
+            %cj_clamped = arith.minui %cj, %n_last : index
+            %cj_ld = arith.select %pieces_whole, %cj, %cj_clamped : index
+            %aj_idx = arith.addi %a_row, %cj_ld : index
+            %aj = memref.load %attn[%aj_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+            %av2 = vector.insert %aj, %av[%j] : ${T} into vector<${VW}x${T}>
+            scf.yield %av2 : vector<${VW}x${T}>
+          } {gatejit.unroll}
+          scf.yield %as : vector<${VW}x${T}>
+        }
+        scf.yield %a_in : vector<${VW}x${T}>
+      } else {
+        scf.yield %az : vector<${VW}x${T}>
+      }
+      return %a : vector<${VW}x${T}>
+    }
+
+    // Outputs (row, col .. col + VW - 1) from their fp32 sums and attn values
+    // (@load_piece_attn); col is a multiple of VW, row < M and col < N. One
+    // VW-wide out store where the piece lies wholly inside N and `aligned`;
+    // element by element otherwise.
+    func.func private @finish_piece(%out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                                    %dots: vector<${VW}xf32>, %a: vector<${VW}x${T}>,
+                                    %row: index, %col: index, %aligned: i1) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %vw = arith.constant ${VW} : index
+      %n = arith.constant ${N} : index
+      %ldo = arith.constant ${LDO} : index
       %o_row = arith.muli %row, %ldo : index
       %o_idx = arith.addi %o_row, %col : index
       %end = arith.addi %col, %vw : index
-      %whole = arith.cmpi ule, %end, %n : index
+      %ends_inside = arith.cmpi ule, %end, %n : index
+      %pieces_whole = arith.constant ${PIECES_WHOLE}
+      %whole = arith.ori %ends_inside, %pieces_whole : i1
       %wide = arith.andi %whole, %aligned : i1
       %az = arith.constant dense<0.0> : vector<${VW}x${T}>
       scf.if %wide {
-        %a = vector.load %attn[%a_idx] {alignment = ${VW_BYTES}} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
         %g = scf.for %j = %c0 to %vw step %c1 iter_args(%gv = %az) -> (vector<${VW}x${T}>) {
           %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
           %aj = vector.extract %a[%j] : ${T} from vector<${VW}x${T}>
@@ -61,20 +105,13 @@
         } {gatejit.unroll}
         vector.store %g, %out[%o_idx] {alignment = ${VW_BYTES}} : memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
       } else {
-        %as = scf.for %j = %c0 to %vw step %c1 iter_args(%av = %az) -> (vector<${VW}x${T}>) {
-          %cj = arith.addi %col, %j : index
-          %cj_ld = arith.minui %cj, %n_last : index
-          %aj_idx = arith.addi %a_row, %cj_ld : index
-          %aj = memref.load %attn[%aj_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-          %av2 = vector.insert %aj, %av[%j] : ${T} into vector<${VW}x${T}>
-          scf.yield %av2 : vector<${VW}x${T}>
-        } {gatejit.unroll}
         scf.for %j = %c0 to %vw step %c1 {
           %cj = arith.addi %col, %j : index
-          %cj_ok = arith.cmpi ult, %cj, %n : index
+          %cj_inside = arith.cmpi ult, %cj, %n : index
+          %cj_ok = arith.ori %cj_inside, %pieces_whole : i1
           scf.if %cj_ok {
             %oj_idx = arith.addi %o_idx, %j : index
-            %aj = vector.extract %as[%j] : ${T} from vector<${VW}x${T}>
+            %aj = vector.extract %a[%j] : ${T} from vector<${VW}x${T}>
             %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
             %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
             memref.store %oj, %out[%oj_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>

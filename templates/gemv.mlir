@@ -79,6 +79,24 @@ module attributes {gpu.container_module} {
       %group_index = arith.addi %group_global, %group : index
       %col0 = arith.muli %group_index, %rows : index
       %step0 = arith.muli %kp, %kfull : index
+      // The attn values of this thread's epilogue pieces, loaded early so
+      // that the epilogue waits on no global load: before the main loop
+      // (ATTN_BEFORE_LOOP: held across it) or right after it
+      // (ATTN_AFTER_LOOP: in flight while the block reduces). Only the
+      // thread that loads a piece stores it, so out may still be attn.
+      %aligned = func.call @pieces_aligned(%attn, %out)
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %attn_before = arith.constant ${ATTN_BEFORE_LOOP}
+      %attn_after = arith.constant ${ATTN_AFTER_LOOP}
+      %attn_zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
+      %attn_start = scf.if %attn_before -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+        %pre = func.call @load_pieces_attn(%attn, %tid, %bid, %m_i, %aligned)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
+        scf.yield %pre : vector<${PIECE_SLOTS}x${VW}x${T}>
+      } else {
+        scf.yield %attn_zero : vector<${PIECE_SLOTS}x${VW}x${T}>
+      }
 
       // Full steps, UNROLL at a time: UNROLL independent loads per row in flight.
       %acc_groups = scf.for %g = %c0 to %kgroups step %c1 iter_args(%acc = %zero) -> (vector<${ACC_LEN}xf32>) {
@@ -123,6 +141,14 @@ module attributes {gpu.container_module} {
           scf.yield %acc : vector<${ACC_LEN}xf32>
         }
         scf.yield %acc_next : vector<${ACC_LEN}xf32>
+      }
+
+      %attn_pre = scf.if %attn_after -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+        %post = func.call @load_pieces_attn(%attn, %tid, %bid, %m_i, %aligned)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
+        scf.yield %post : vector<${PIECE_SLOTS}x${VW}x${T}>
+      } else {
+        scf.yield %attn_start : vector<${PIECE_SLOTS}x${VW}x${T}>
       }
 
       // Reduce every accumulator across the wave; lane (i mod WAVE) owns
@@ -183,36 +209,74 @@ module attributes {gpu.container_module} {
         }
       } {gatejit.unroll}
       gpu.barrier
-      %aligned = func.call @pieces_aligned(%attn, %out)
-          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
-      %vw = arith.constant ${VW} : index
-      %block = arith.constant ${BLOCK} : index
-      %pieces = arith.constant ${PIECES} : index
-      %piece_slots = arith.constant ${PIECE_SLOTS} : index
-      %row_pieces = arith.constant ${ROW_PIECES} : index
-      %block_col0 = arith.muli %bid, %block_cols : index
+      %attn_early = arith.ori %attn_before, %attn_after : i1
       scf.for %q = %c0 to %piece_slots step %c1 {
-        %q_base = arith.muli %q, %block : index
-        %p = arith.addi %q_base, %tid : index
-        %p_ok = arith.cmpi ult, %p, %pieces : index
-        %row = arith.divui %p, %row_pieces : index
-        %piece = arith.remui %p, %row_pieces : index
-        %col_in_block = arith.muli %piece, %vw : index
-        %col = arith.addi %block_col0, %col_in_block : index
-        %row_ok = arith.cmpi ult, %row, %m_i : index
-        %col_ok = arith.cmpi ult, %col, %n : index
-        %in_a = arith.andi %p_ok, %row_ok : i1
-        %in = arith.andi %in_a, %col_ok : i1
+        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %m_i)
+            : (index, index, index, index) -> (index, index, index, i1)
         scf.if %in {
-          %row_at = arith.muli %row, %block_cols : index
-          %at = arith.addi %row_at, %col_in_block : index
           %dots = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
-          func.call @finish_piece(%attn, %out, %dots, %row, %col, %aligned)
-              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-                 vector<${VW}xf32>, index, index, i1) -> ()
+          %a = scf.if %attn_early -> (vector<${VW}x${T}>) {
+            %pre = vector.extract %attn_pre[%q] : vector<${VW}x${T}> from vector<${PIECE_SLOTS}x${VW}x${T}>
+            scf.yield %pre : vector<${VW}x${T}>
+          } else {
+            %true = arith.constant true
+            %now = func.call @load_piece_attn(%attn, %row, %col, %aligned, %true)
+                : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
+            scf.yield %now : vector<${VW}x${T}>
+          }
+          func.call @finish_piece(%out, %dots, %a, %row, %col, %aligned)
+              : (memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}xf32>, vector<${VW}x${T}>,
+                 index, index, i1) -> ()
         }
       } {gatejit.unroll}
       gpu.return
+    }
+
+    // Piece q of thread tid (pieces tid, tid + BLOCK, ...: VW consecutive
+    // columns of one output row): its place in the block's sums (row-major
+    // M_MAX x BLOCK_COLS), its output row and column, and whether it is an
+    // output at all.
+    func.func private @piece_place(%q: index, %tid: index, %bid: index, %m_i: index) -> (index, index, index, i1) {
+      %vw = arith.constant ${VW} : index
+      %block = arith.constant ${BLOCK} : index
+      %pieces = arith.constant ${PIECES} : index
+      %row_pieces = arith.constant ${ROW_PIECES} : index
+      %block_cols = arith.constant ${BLOCK_COLS} : index
+      %n = arith.constant ${N} : index
+      %q_base = arith.muli %q, %block : index
+      %p = arith.addi %q_base, %tid : index
+      %p_ok = arith.cmpi ult, %p, %pieces : index
+      %row = arith.divui %p, %row_pieces : index
+      %piece = arith.remui %p, %row_pieces : index
+      %col_in_block = arith.muli %piece, %vw : index
+      %block_col0 = arith.muli %bid, %block_cols : index
+      %col = arith.addi %block_col0, %col_in_block : index
+      %row_ok = arith.cmpi ult, %row, %m_i : index
+      %col_ok = arith.cmpi ult, %col, %n : index
+      %in_a = arith.andi %p_ok, %row_ok : i1
+      %in = arith.andi %in_a, %col_ok : i1
+      %row_at = arith.muli %row, %block_cols : index
+      %at = arith.addi %row_at, %col_in_block : index
+      return %at, %row, %col, %in : index, index, index, i1
+    }
+
+    // The attn values of every piece of thread tid (@piece_place).
+    func.func private @load_pieces_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                        %tid: index, %bid: index, %m_i: index, %aligned: i1)
+        -> vector<${PIECE_SLOTS}x${VW}x${T}> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
+      %all = scf.for %q = %c0 to %piece_slots step %c1 iter_args(%av = %zero) -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %m_i)
+            : (index, index, index, index) -> (index, index, index, i1)
+        %a = func.call @load_piece_attn(%attn, %row, %col, %aligned, %in)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
+        %av2 = vector.insert %a, %av[%q] : vector<${VW}x${T}> into vector<${PIECE_SLOTS}x${VW}x${T}>
+        scf.yield %av2 : vector<${PIECE_SLOTS}x${VW}x${T}>
+      } {gatejit.unroll}
+      return %all : vector<${PIECE_SLOTS}x${VW}x${T}>
     }
 
     // acc[r * M_MAX + m] += dot(weight[col0 + r, 16-byte vector v], hidden[m, vector v])

@@ -109,6 +109,23 @@ module attributes {gpu.container_module} {
       %split = arith.remui %bid_z, %splits : index
       %kp_block = arith.muli %split, %ksplit : index
       %kp_all = arith.addi %kp_block, %kp : index
+      // The attn values of this thread's epilogue pieces, loaded early so
+      // that the epilogue waits on no global load: before the main loop
+      // (ATTN_BEFORE_LOOP: held across it) or right after it
+      // (ATTN_AFTER_LOOP: in flight while the block reduces). Only without a
+      // K split, where the block that loads a piece finishes it.
+      %aligned = func.call @pieces_aligned(%attn, %out)
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
+      %attn_before = arith.constant ${ATTN_BEFORE_LOOP}
+      %attn_after = arith.constant ${ATTN_AFTER_LOOP}
+      %attn_zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
+      %attn_start = scf.if %attn_before -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+        %pre = func.call @load_pieces_attn(%attn, %tid, %bid, %mrow0, %m_i, %aligned)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
+        scf.yield %pre : vector<${PIECE_SLOTS}x${VW}x${T}>
+      } else {
+        scf.yield %attn_zero : vector<${PIECE_SLOTS}x${VW}x${T}>
+      }
 
       // Steps that are in range for every wave: UNROLL loads per operand in
       // flight, then their products.
@@ -142,6 +159,14 @@ module attributes {gpu.container_module} {
         %a2 = func.call @mma_tiles(%w, %h, %acc)
             : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
         scf.yield %a2 : vector<${TILES}x4xf32>
+      }
+
+      %attn_pre = scf.if %attn_after -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+        %post = func.call @load_pieces_attn(%attn, %tid, %bid, %mrow0, %m_i, %aligned)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
+        scf.yield %post : vector<${PIECE_SLOTS}x${VW}x${T}>
+      } else {
+        scf.yield %attn_start : vector<${PIECE_SLOTS}x${VW}x${T}>
       }
 
       // Partial tiles -> workgroup memory, element (tile, i) of lane l of wave w
@@ -217,10 +242,10 @@ module attributes {gpu.container_module} {
                index, index) -> i1
         scf.if %last {
           func.call @fence_device() : () -> ()
-          func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i)
+          func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre)
               : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                  memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-                 index, index, index, index, index) -> ()
+                 index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>) -> ()
           func.call @split_reset(%arrivals, %tile, %tid) : (memref<${WS_TILES}xi32, #gpu.address_space<global>>, index, index) -> ()
         }
       } else {
@@ -234,10 +259,10 @@ module attributes {gpu.container_module} {
           }
         } {gatejit.unroll}
         gpu.barrier
-        func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i)
+        func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre)
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-               index, index, index, index, index) -> ()
+               index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>) -> ()
       }
       gpu.return
     }
@@ -286,55 +311,88 @@ module attributes {gpu.container_module} {
       return %at : index
     }
 
-    // The epilogue, a piece at a time (epilogue_pieces.mlir): VW consecutive
-    // columns of one output row. Thread tid takes pieces tid, tid + BLOCK,
-    // ...; a piece's sums come from workgroup memory (one vector read) or,
-    // with a K split, from every split's part of the workspace, added in
-    // split order.
-    func.func private @finish_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                                     %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-                                     %sums: memref<${SUMS}xf32, #gpu.address_space<workgroup>>,
-                                     %ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-                                     %tile: index, %tid: index, %bid: index, %mrow0: index, %m_i: index) {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
+    // Piece q of thread tid (pieces tid, tid + BLOCK, ...: VW consecutive
+    // columns of one output row): its place in the block's sums (row-major
+    // M_BLOCK x W_ROWS per group), its output row and column, and whether it
+    // is an output at all.
+    func.func private @piece_place(%q: index, %tid: index, %bid: index, %mrow0: index, %m_i: index)
+        -> (index, index, index, i1) {
       %vw = arith.constant ${VW} : index
       %block = arith.constant ${BLOCK} : index
       %pieces = arith.constant ${PIECES} : index
-      %piece_slots = arith.constant ${PIECE_SLOTS} : index
       %row_pieces = arith.constant ${ROW_PIECES} : index
       %group_pieces = arith.constant ${GROUP_PIECES} : index
       %group_out = arith.constant ${GROUP_OUTPUTS} : index
       %w_rows = arith.constant ${W_ROWS} : index
       %groups = arith.constant ${GROUPS} : index
-      %splits = arith.constant ${SPLITS} : index
       %n = arith.constant ${N} : index
+      %q_base = arith.muli %q, %block : index
+      %p = arith.addi %q_base, %tid : index
+      %p_ok = arith.cmpi ult, %p, %pieces : index
+      %group = arith.divui %p, %group_pieces : index
+      %in_group = arith.remui %p, %group_pieces : index
+      %row_in_block = arith.divui %in_group, %row_pieces : index
+      %piece_in_row = arith.remui %in_group, %row_pieces : index
+      %col_in_group = arith.muli %piece_in_row, %vw : index
+      %g_base = arith.muli %group, %group_out : index
+      %r_off = arith.muli %row_in_block, %w_rows : index
+      %g_row = arith.addi %g_base, %r_off : index
+      %at = arith.addi %g_row, %col_in_group : index
+      %block_group = arith.muli %bid, %groups : index
+      %col_group = arith.addi %block_group, %group : index
+      %col_base = arith.muli %col_group, %w_rows : index
+      %col = arith.addi %col_base, %col_in_group : index
+      %row = arith.addi %mrow0, %row_in_block : index
+      %row_ok = arith.cmpi ult, %row, %m_i : index
+      %col_ok = arith.cmpi ult, %col, %n : index
+      %in_a = arith.andi %p_ok, %row_ok : i1
+      %in = arith.andi %in_a, %col_ok : i1
+      return %at, %row, %col, %in : index, index, index, i1
+    }
+
+    // The attn values of every piece of thread tid (@piece_place).
+    func.func private @load_pieces_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                        %tid: index, %bid: index, %mrow0: index, %m_i: index, %aligned: i1)
+        -> vector<${PIECE_SLOTS}x${VW}x${T}> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
+      %all = scf.for %q = %c0 to %piece_slots step %c1 iter_args(%av = %zero) -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %mrow0, %m_i)
+            : (index, index, index, index, index) -> (index, index, index, i1)
+        %a = func.call @load_piece_attn(%attn, %row, %col, %aligned, %in)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
+        %av2 = vector.insert %a, %av[%q] : vector<${VW}x${T}> into vector<${PIECE_SLOTS}x${VW}x${T}>
+        scf.yield %av2 : vector<${PIECE_SLOTS}x${VW}x${T}>
+      } {gatejit.unroll}
+      return %all : vector<${PIECE_SLOTS}x${VW}x${T}>
+    }
+
+    // The epilogue, a piece at a time (epilogue_pieces.mlir). A piece's sums
+    // come from workgroup memory (one vector read) or, with a K split, from
+    // every split's part of the workspace, added in split order; its attn
+    // values were loaded early (ATTN_BEFORE_LOOP / ATTN_AFTER_LOOP) or are
+    // loaded here.
+    func.func private @finish_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                     %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                                     %sums: memref<${SUMS}xf32, #gpu.address_space<workgroup>>,
+                                     %ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+                                     %tile: index, %tid: index, %bid: index, %mrow0: index, %m_i: index,
+                                     %aligned: i1, %attn_pre: vector<${PIECE_SLOTS}x${VW}x${T}>) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %true = arith.constant true
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %splits = arith.constant ${SPLITS} : index
       %split_k = arith.constant ${SPLIT_K}
+      %before = arith.constant ${ATTN_BEFORE_LOOP}
+      %after = arith.constant ${ATTN_AFTER_LOOP}
+      %prefetch = arith.ori %before, %after : i1
       %fzero = arith.constant dense<0.0> : vector<${VW}xf32>
-      %aligned = func.call @pieces_aligned(%attn, %out)
-          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
       scf.for %q = %c0 to %piece_slots step %c1 {
-        %q_base = arith.muli %q, %block : index
-        %p = arith.addi %q_base, %tid : index
-        %p_ok = arith.cmpi ult, %p, %pieces : index
-        %group = arith.divui %p, %group_pieces : index
-        %in_group = arith.remui %p, %group_pieces : index
-        %row_in_block = arith.divui %in_group, %row_pieces : index
-        %piece_in_row = arith.remui %in_group, %row_pieces : index
-        %col_in_group = arith.muli %piece_in_row, %vw : index
-        %g_base = arith.muli %group, %group_out : index
-        %r_off = arith.muli %row_in_block, %w_rows : index
-        %g_row = arith.addi %g_base, %r_off : index
-        %at = arith.addi %g_row, %col_in_group : index
-        %block_group = arith.muli %bid, %groups : index
-        %col_group = arith.addi %block_group, %group : index
-        %col_base = arith.muli %col_group, %w_rows : index
-        %col = arith.addi %col_base, %col_in_group : index
-        %row = arith.addi %mrow0, %row_in_block : index
-        %row_ok = arith.cmpi ult, %row, %m_i : index
-        %col_ok = arith.cmpi ult, %col, %n : index
-        %in_a = arith.andi %p_ok, %row_ok : i1
-        %in = arith.andi %in_a, %col_ok : i1
+        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %mrow0, %m_i)
+            : (index, index, index, index, index) -> (index, index, index, i1)
         scf.if %in {
           %dots = scf.if %split_k -> (vector<${VW}xf32>) {
             // Split order, whatever the arrival order.
@@ -350,9 +408,17 @@ module attributes {gpu.container_module} {
             %x = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
             scf.yield %x : vector<${VW}xf32>
           }
-          func.call @finish_piece(%attn, %out, %dots, %row, %col, %aligned)
-              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-                 vector<${VW}xf32>, index, index, i1) -> ()
+          %a = scf.if %prefetch -> (vector<${VW}x${T}>) {
+            %pre = vector.extract %attn_pre[%q] : vector<${VW}x${T}> from vector<${PIECE_SLOTS}x${VW}x${T}>
+            scf.yield %pre : vector<${VW}x${T}>
+          } else {
+            %now = func.call @load_piece_attn(%attn, %row, %col, %aligned, %true)
+                : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
+            scf.yield %now : vector<${VW}x${T}>
+          }
+          func.call @finish_piece(%out, %dots, %a, %row, %col, %aligned)
+              : (memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}xf32>, vector<${VW}x${T}>,
+                 index, index, i1) -> ()
         }
       } {gatejit.unroll}
       return

@@ -98,6 +98,7 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
   P["VW_BYTES_MASK"] = fmt::format("{}", vw * eb - 1);
   P["WIDE_STRIDES"] = c.m_max == 1 || (c.ld_attn % vw == 0 && c.ld_out % vw == 0) ? "true" : "false";
   P["WIDE_PATH"] = target_info(c.target).unaligned_global_vectors ? "false" : "true";
+  P["PIECES_WHOLE"] = c.n % vw == 0 ? "true" : "false";
 }
 
 void plan_gemv(KernelPlan &p) {
@@ -189,7 +190,8 @@ constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one
 // the mma tables below, for tuning sweeps (bench/mma_sweep.py). It changes
 // code, so the compiler's fingerprint includes it (compiler.cpp). Keys that
 // are not numbers > 0 (or 0 for the switches `tiled`, `wgmma`, `tma`,
-// `pending`) are ignored.
+// `pending`, `attn`) are ignored. `attn` (0 in the epilogue, 1 after the
+// main loop, 2 before it: plan_attn_load) applies to gemv too.
 std::map<std::string, int64_t, std::less<>> tuning_override() {
   std::map<std::string, int64_t, std::less<>> out;
   const char *env = std::getenv("GATEJIT_MMA_TUNING");
@@ -204,7 +206,8 @@ std::map<std::string, int64_t, std::less<>> tuning_override() {
     const int64_t value = std::atoll(std::string(item.substr(eq + 1)).c_str());
     // Switches take 0; sizes only positive values.
     const std::string_view key = item.substr(0, eq);
-    if (value > 0 || key == "tiled" || key == "wgmma" || key == "tma" || key == "pending") out[std::string(key)] = value;
+    if (value > 0 || key == "tiled" || key == "wgmma" || key == "tma" || key == "pending" || key == "attn")
+      out[std::string(key)] = value;
   }
   return out;
 }
@@ -841,6 +844,37 @@ void plan_generic(KernelPlan &p) {
 }
 
 
+// Where the gemv and mma epilogues load attn (v51): 0 in the epilogue, 1
+// right after the main loop (in flight while the block reduces), 2 before
+// the loop (off the critical path, but held across it). attn does not depend
+// on the sums, so its round trip need not wait for them.
+// - gfx9: 2. The model drops the epilogue's attn round trip (gfx950 N = 1536
+//   M = 1 5.87 -> 5.30 µs, M = 8 5.90 -> 5.32) for 0-2 VGPRs; 1 made LLVM
+//   hold up to 180 VGPRs through the reduction. Plans scheduled for the most
+//   waves a SIMD (64 VGPRs, which LLVM fills) keep 0 above M = 1: the held
+//   values cost them a wave (N = 12288, M = 2: 65 VGPRs).
+// - sm_90, measured (one sweep, docs/perf-notes.md v51): 1, except the mma
+//   with one step in flight (UNROLL 1, N = 1536 M = 16: 9.49 µs with 2, 10.34
+//   with 1, 10.52 with 0). 2 elsewhere cost 0.2-3.5 µs where ptxas sits at
+//   the register budget (N = 3072 and 12288, the gemv at M >= 4).
+// With a K split any block of the row tile may finish: the epilogue loads
+// attn after the meeting.
+void plan_attn_load(KernelPlan &p) {
+  if (p.facts.form != "gemv" && p.facts.form != "mma") return;  // the tiled form has its own epilogue
+  const TargetInfo &t = target_info(p.contract.target);
+  int64_t at = 1;
+  if (t.amdgpu) {
+    at = p.max_waves_per_simd >= t.max_waves_per_simd && p.contract.m_max > 1 ? 0 : 2;
+  } else {
+    const auto unroll = p.params.find("UNROLL");
+    if (p.facts.form == "mma" && unroll != p.params.end() && unroll->second == "1") at = 2;
+  }
+  if (const auto o = tuning_override(); o.count("attn")) at = std::clamp<int64_t>(o.at("attn"), 0, 2);
+  if (p.facts.splits > 1) at = 0;
+  p.params["ATTN_AFTER_LOOP"] = at == 1 ? "true" : "false";
+  p.params["ATTN_BEFORE_LOOP"] = at == 2 ? "true" : "false";
+}
+
 // AMDGPU kernels are scheduled for the waves per SIMD their grid places
 // (issue 16; docs/gfx950-model.md): LLVM otherwise schedules for the most
 // waves a SIMD can hold, reuses the load registers and keeps few loads in
@@ -883,6 +917,7 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
     default: plan_generic(p); break;
   }
   plan_occupancy(p, c.m_dynamic ? c.m_max : c.m);
+  plan_attn_load(p);
   p.abi = classic_abi(p.geometry.tensor_maps.any());
   return p;
 }

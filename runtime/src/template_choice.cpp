@@ -57,16 +57,20 @@ TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string rea
 bool mma_available(Target target) { return target != Target::kGfx942; }
 
 bool mma_preferred(Target target, int64_t m_max, int64_t n) {
-  // sm_90: the matrix path wins from M = 2 on, and at M = 1 up to N = 3072
-  // (N = 1536: 7.6 vs 8.8 us, 3072: 12.3 vs 12.7; gemv stays ahead at 12288,
-  // where N alone fills the GPU): docs/perf-notes.md, v10-v15. gfx9xx keeps
+  // sm_90: the matrix path wins from M = 2 on. At M = 1 the gemv wins where
+  // N <= 2048, since it loads attn while it reduces (v51: N = 1536 7.52 vs
+  // 8.03-8.09 us), and where N > 3072 fills the GPU alone (v10-v15:
+  // docs/perf-notes.md). N = 3072 keeps the mma: the gemv measured 1-2%
+  // faster in one run, within its noise, and the model cannot judge the sm_90
+  // gemv there (its PTX replay sees one load in flight: 28.7 us predicted,
+  // 12.9 measured). gfx9xx keeps
   // gemv for M <= 16 (the seed's structure and the decode-path code checks;
   // unmeasured there: no AMD GPU is reachable), except above M = 8 where the
   // gemv takes 4 rows a wave (N > 16 x CUs, kernel_plan.cpp): its 4 x M
   // accumulators leave LLVM too few registers for the hidden loads, which it
   // then waits for one at a time (gfx950 N = 12288, M = 16: 43.7-65 us
   // predicted, the mma form 31.9 with every gate passing; v48).
-  if (target == Target::kSm90) return m_max >= 2 || n <= 3072;
+  if (target == Target::kSm90) return m_max >= 2 || (n > 2048 && n <= 3072);
   if (m_max > 8 && n > 16 * target_info(target).compute_units) return true;
   return m_max > kGemvMaxM;
 }

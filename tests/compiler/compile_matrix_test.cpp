@@ -65,7 +65,7 @@ struct MatrixCase {
 
   // The documented rule (docs/templates.md): both specialised templates need
   // 16-byte aligned rows and K a whole number of 16-byte vectors; then mma on
-  // sm_90 from M = 2 (from M = 1 where N <= 3072) and on gfx950 above M = 16,
+  // sm_90 from M = 2 and at M = 1 where 2048 < N <= 3072 (v51) and on gfx950 above M = 16,
   // or above M = 8 where N > 16 x 256 CUs (gfx942 has no mma), gemv for the
   // rest of M <= 16, generic otherwise.
   std::string expected_template() const {
@@ -75,7 +75,7 @@ struct MatrixCase {
     const int64_t ld = shape.k + shape.ld_pad;
     if ((ld * eb) % 16 != 0 || (shape.k * eb) % 16 != 0) return "generic";
     const int64_t m_max = m == 0 ? 16 : m;
-    if (target == Target::kSm90 && (m_max >= 2 || shape.n <= 3072)) return "mma";
+    if (target == Target::kSm90 && (m_max >= 2 || (shape.n > 2048 && shape.n <= 3072))) return "mma";
     if (target == Target::kGfx950 && (m_max > 16 || (m_max > 8 && shape.n > 4096))) return "mma";
     return m_max <= 16 ? "gemv" : "generic";
   }

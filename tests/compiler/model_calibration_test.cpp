@@ -1,5 +1,5 @@
 // The performance model against one fresh H200 benchmark run
-// (docs/data/bench-h200-2026-12-01-v37.json, docs/gfx950-model.md): every
+// (docs/data/bench-h200-2026-12-01-v51.json, docs/gfx950-model.md): every
 // row's sm_90 kernel, compiled here, predicted within +-30% of the time the
 // run measured for it. The measurements are data; when a template changes
 // the kernels they timed, the run is redone (and the file named here), and
@@ -15,7 +15,7 @@
 namespace gatejit::compiler {
 namespace {
 
-constexpr const char *kCalibrationRun = GATEJIT_SOURCE_DIR "/docs/data/bench-h200-2026-12-01-v37.json";
+constexpr const char *kCalibrationRun = GATEJIT_SOURCE_DIR "/docs/data/bench-h200-2026-12-01-v51.json";
 constexpr double kTolerance = 0.30;
 
 TEST(ModelCalibration, EveryH200BenchmarkRowWithin30Percent) {

@@ -288,7 +288,41 @@ std::vector<Case> gemv_cases() {
 INSTANTIATE_TEST_SUITE_P(Sm90, GemvMatrix, ::testing::ValuesIn(gemv_cases()),
                          [](const auto &info) { return case_name(info.param); });
 
-// --- The mma template, as the loader chooses it (sm_90: M >= 2, and M = 1 at N <= 3072)
+// --- The loader's choice at M = 1 on sm_90: the gemv (v51), which loads attn
+// while it reduces.
+
+class LoaderChoiceAtM1 : public GpuTest, public ::testing::WithParamInterface<Case> {};
+TEST_P(LoaderChoiceAtM1, MatchesBoundaryReference) { run_and_check(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(
+    Sm90, LoaderChoiceAtM1,
+    ::testing::Values(Case{1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "specialised gemv"},
+                      Case{1, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, "specialised gemv"},
+                      Case{1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "specialised gemv", 2}),
+    [](const auto &info) { return case_name(info.param); });
+
+// --- The mma template at M = 1, forced (the loader takes the gemv there; a
+// contract may still ask for the mma form).
+
+class MmaAtM1 : public GpuTest, public ::testing::WithParamInterface<Case> {
+  const char *forced_template() const override { return "mma"; }
+};
+TEST_P(MmaAtM1, MatchesBoundaryReference) { run_and_check(GetParam()); }
+std::vector<Case> mma_m1_cases() {
+  std::vector<Case> cases;
+  const std::string mma = "specialised mma";
+  for (DType d : {DType::kBF16, DType::kF16})
+    for (bool in_place : {false, true})
+      cases.push_back({1, 1536, 7168, d, in_place ? Activation::kSilu : Activation::kSigmoid, Rounding::kBoundary, in_place, 0, 0, mma});
+  // attn and out 2 bytes off 16: the element-wise pieces.
+  cases.push_back({1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 2});
+  // N below one weight tile, K below one step.
+  cases.push_back({1, 24, 64, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  return cases;
+}
+INSTANTIATE_TEST_SUITE_P(Sm90, MmaAtM1, ::testing::ValuesIn(mma_m1_cases()),
+                         [](const auto &info) { return case_name(info.param); });
+
+// --- The mma template, as the loader chooses it (sm_90: M >= 2)
 
 class MmaMatrix : public GpuTest, public ::testing::WithParamInterface<Case> {};
 TEST_P(MmaMatrix, MatchesBoundaryReference) { run_and_check(GetParam()); }
@@ -298,7 +332,7 @@ std::vector<Case> mma_cases() {
   const std::string mma = "specialised mma";
   // The seed shape: every M bucket (one and several hidden tiles), both
   // dtypes and activations, in place or not.
-  for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128})  // M = 1: mma at this N on sm_90
+  for (int64_t m : {2, 4, 8, 16, 32, 64, 128})
     for (DType d : {DType::kBF16, DType::kF16})
       for (bool in_place : {false, true}) {
         const Activation a = (m / 2 + int(in_place)) % 2 ? Activation::kSilu : Activation::kSigmoid;
@@ -316,9 +350,8 @@ std::vector<Case> mma_cases() {
   cases.push_back({64, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 2});
   cases.push_back({128, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma, 2});
   // The same for the register-streamed form's pieces (v46: 16-byte attn
-  // loads and out stores only where both pointers are on 16): M = 1 and 8
-  // on the decode path, M = 16 with a partial last piece (N = 1003).
-  cases.push_back({1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 2});
+  // loads and out stores only where both pointers are on 16): M = 8 on the
+  // decode path (M = 1: MmaAtM1), M = 16 with a partial last piece (N = 1003).
   cases.push_back({8, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma, 6});
   cases.push_back({16, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 8});
   cases.push_back({300, 1003, 1000, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
@@ -328,7 +361,6 @@ std::vector<Case> mma_cases() {
   for (int64_t m : {3, 16, 40}) cases.push_back({m, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 3, 0, 0, mma});
   // Tiny shapes: K below one step (K = 8: one vector; K = 40, 64), N below
   // one weight tile (8, 20, 24): most lanes and warps only load zeros.
-  cases.push_back({1, 24, 64, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   cases.push_back({5, 24, 64, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({3, 8, 8, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   cases.push_back({17, 20, 40, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});

@@ -123,8 +123,8 @@ TEST(TemplateChoice, GemvWhereItFitsGenericWithAReasonElsewhere) {
   EXPECT_NE(forced.status().message().find("template = gemv"), std::string::npos);
 }
 
-// The crossover (docs/templates.md): sm_90 takes mma from M = 2 (and at M = 1
-// for N <= 3072), gfx950 above M = 16; forcing a template that cannot serve is an error naming it.
+// The crossover (docs/templates.md): sm_90 takes mma from M = 2 (at M = 1
+// only where 2048 < N <= 3072, v51), gfx950 above M = 16; forcing a template that cannot serve is an error naming it.
 TEST(TemplateChoice, MmaCrossoverPerTarget) {
   auto kind = [](Target t, int64_t m) {
     Contract c = seed();
@@ -132,7 +132,7 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
     c.m = m;
     return choose_template(*normalize(c))->kind;
   };
-  EXPECT_EQ(kind(Target::kSm90, 1), TemplateKind::kMma);  // N = 1536: mma from M = 1
+  EXPECT_EQ(kind(Target::kSm90, 1), TemplateKind::kGemv);  // N = 1536: the gemv at M = 1 (v51)
   {
     Contract wide = seed();
     wide.target = Target::kSm90;
