@@ -231,8 +231,8 @@ void apply_tuning_override(const TuningOverride &o, MmaTuning &t, int64_t &budge
 // M = 32), and at least `min_splits`: the fewest splits that cover every CU
 // (or min_splits), or up to twice that where one of those divides the K
 // steps evenly among all waves (no wave takes a partial share), else twice
-// that (two workgroups a CU, what their workgroup memory allows). At least
-// one step per wave.
+// that (two workgroups a CU, what their workgroup memory allows), but no more
+// than one round of the workgroups the GPU holds. At least one step per wave.
 constexpr int64_t kAmdMidMinSplits = 4;  // gfx950 M = 17-256: at most 2 of 112 steps a wave at K = 7168
 int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
   const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
@@ -242,9 +242,20 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
   const int64_t cover = (cus + tiles - 1) / tiles;  // splits that cover every CU
   const int64_t fewest = std::min(std::max(cover, min_splits), most);
   if (fewest <= 1) return 1;
+  int64_t splits = cover > min_splits ? std::min(2 * fewest, most) : fewest;
   for (int64_t s = fewest; s <= 2 * fewest && s <= most; ++s)
-    if (steps % (t.ksplit * s) == 0) return s;
-  return cover > min_splits ? std::min(2 * fewest, most) : fewest;
+    if (steps % (t.ksplit * s) == 0) {
+      splits = s;
+      break;
+    }
+  // No more workgroups than the GPU holds at once, down to min_splits: each
+  // round of workgroups past the first waits for its own meeting (v52; the
+  // H200 measured 4.1 µs for three rounds against 1.6 for one). gfx950 N =
+  // 1536: M = 64 7 -> 5 splits (9.67 -> 7.24 µs predicted), M = 128 7 -> 4.
+  const TargetInfo &ti = target_info(c.target);
+  const int64_t waves_per_group = std::max<int64_t>(1, t.groups * t.ksplit);
+  const int64_t held = cus * std::max<int64_t>(1, ti.simds_per_cu * ti.max_waves_per_simd / waves_per_group);
+  return std::max(std::min(splits, held / tiles), std::min(min_splits, splits));
 }
 
 MmaTuning mma_tuning(const Contract &c) {

@@ -3,6 +3,8 @@
 // the way the hardware would.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "perf_model.h"
 
 namespace gatejit::compiler {
@@ -109,9 +111,10 @@ TEST(PerfModel, ScratchAndNarrowAccessesFailTheirGates) {
 }
 
 // A K split across workgroups pays its meeting after the loads: the
-// release fence waits for the partial stores and the arrival atomic
-// returns before the last workgroup may load them. Two more round trips in
-// the serial part, each between an L2 hit and a DRAM round trip (v50).
+// release fence waits for the partial stores, the arrival atomic returns and
+// the last workgroup acquires before it may load them. Three more round trips
+// in the serial part, each between an L2 hit and a DRAM round trip (v50: 2;
+// v52: 3, from the H200), once per round of workgroups the GPU holds (v52).
 TEST(PerfModel, AKSplitPaysItsMeetingInTheSerialPart) {
   ModelInput in = seed_like();
   in.plan.form = "mma";
@@ -123,8 +126,18 @@ TEST(PerfModel, AKSplitPaysItsMeetingInTheSerialPart) {
   in.plan.reduction_rounds = 1;
   const Prediction split = predict(in);
   const TargetInfo &t = target_info(Target::kGfx950);
-  EXPECT_NEAR(split.serial_us.low - alone.serial_us.low, 2 * t.l2_latency_us.low, 1e-9);
-  EXPECT_NEAR(split.serial_us.high - alone.serial_us.high, 2 * t.latency_us.high, 1e-9);
+  ASSERT_EQ(split.resident_workgroups, split.workgroups);  // one round: 336 workgroups
+  EXPECT_NEAR(split.serial_us.low - alone.serial_us.low, 3 * t.l2_latency_us.low, 1e-9);
+  EXPECT_NEAR(split.serial_us.high - alone.serial_us.high, 3 * t.latency_us.high, 1e-9);
+  // More workgroups than the GPU holds meet in rounds, each waiting for its
+  // own meeting (v52): twice the rows, twice the serial part past the launch.
+  in.grid_blocks[1] = 2 * split.occupancy.workgroups_per_cu * t.compute_units / (48 * 7) + 1;
+  const Prediction rounds = predict(in);
+  const double per_round_low = split.serial_us.low - t.launch_us.low;
+  const double expected_rounds =
+      std::ceil(double(rounds.workgroups) / double(rounds.resident_workgroups));
+  ASSERT_GE(expected_rounds, 2);
+  EXPECT_NEAR(rounds.serial_us.low - t.launch_us.low, expected_rounds * per_round_low, 1e-9);
 }
 
 // Narrow accesses beside 16-byte stores are an element-wise fallback next to
