@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     std::printf("no GPU: %s\n", why.c_str());
     return 0;
   }
-  gatejit_runtime_options_t options{};
+  gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
   options.bundle_path = argv[1];
   options.disable_jit = 1;
   gatejit_runtime_t rt = nullptr;
@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
   da.upload(attn.bytes.data(), attn.bytes.size());
   gputest::check(gputest::driver(nullptr)->cuMemsetD16(dout.dptr(), 0x7fc0, out.bytes.size() / 2), "poison");
 
-  gatejit_gate_args_t args{};
+  gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT;
   args.hidden = {dh.ptr(), GATEJIT_BF16, M, K, K};
   args.weight = {dw.ptr(), GATEJIT_BF16, N, K, K};
   args.attn = {da.ptr(), GATEJIT_BF16, M, N, N};

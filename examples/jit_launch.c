@@ -32,8 +32,7 @@ int main(void) {
   /* The call an inference engine makes every forward (device pointers and a
    * stream; here placeholders, since nothing is launched without a GPU). */
   static unsigned short placeholder[8] __attribute__((aligned(16)));
-  gatejit_gate_args_t args;
-  memset(&args, 0, sizeof args);
+  gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT; /* struct_size, the rest zero */
   args.hidden = (gatejit_tensor_t){placeholder, GATEJIT_BF16, 1, 7168, 7168};
   args.weight = (gatejit_tensor_t){placeholder, GATEJIT_BF16, 1536, 7168, 7168};
   args.attn = (gatejit_tensor_t){placeholder, GATEJIT_BF16, 1, 1536, 1536};

@@ -58,7 +58,7 @@ int run_explain(const ExplainArgs &a) {
   if (!normalized.ok()) return fail(normalized.status());
   std::string paths;
   for (const auto &b : a.bundles) paths += (paths.empty() ? "" : ":") + b;
-  gatejit_runtime_options_t options{};
+  gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
   options.bundle_path = paths.empty() ? nullptr : paths.c_str();
   options.disable_jit = a.no_jit;
   gatejit_runtime_t rt = nullptr;

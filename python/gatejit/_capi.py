@@ -9,12 +9,16 @@ The struct layouts below must match gatejit.h exactly (x86-64 / aarch64 SysV:
 a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
 
     gatejit_tensor_t           40 bytes: data@0 dtype@8 rows@16 cols@24 ld@32
-    gatejit_gate_args_t       184 bytes: hidden@0 weight@40 attn@80 out@120
-                                         act@160 rounding@164 device_kind@168
-                                         device_ordinal@172 stream@176
-    gatejit_runtime_options_t  32 bytes: cache_dir@0 disable_cache@8
-                                         cache_read_only@12 disable_jit@16
-                                         bundle_path@24
+    gatejit_gate_args_t       192 bytes: struct_size@0 hidden@8 weight@48
+                                         attn@88 out@128 act@168 rounding@172
+                                         device_kind@176 device_ordinal@180
+                                         stream@184
+    gatejit_runtime_options_t  40 bytes: struct_size@0 cache_dir@8
+                                         disable_cache@16 cache_read_only@20
+                                         disable_jit@24 bundle_path@32
+
+Both structs begin with ``struct_size`` (API version 2); their constructors
+here set it, and take the other fields positionally as before.
 
 :func:`check_layout` asserts these numbers at load time.
 """
@@ -44,7 +48,7 @@ __all__ = [
 
 # --- enums (values as in gatejit.h) -----------------------------------------
 
-API_VERSION = 1  # GATEJIT_API_VERSION this binding was written against
+API_VERSION = 2  # GATEJIT_API_VERSION this binding was written against
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -128,10 +132,19 @@ class Tensor(ctypes.Structure):
     ]
 
 
-class GateArgs(ctypes.Structure):
+class _Sized(ctypes.Structure):
+    """A C API struct that begins with struct_size: set to this struct's size
+    on construction; the other fields keep their positional order."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(ctypes.sizeof(type(self)), *args, **kwargs)
+
+
+class GateArgs(_Sized):
     """gatejit_gate_args_t: one call's four tensors, activation, rounding, device and stream."""
 
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("hidden", Tensor),
         ("weight", Tensor),
         ("attn", Tensor),
@@ -144,10 +157,11 @@ class GateArgs(ctypes.Structure):
     ]
 
 
-class RuntimeOptions(ctypes.Structure):
+class RuntimeOptions(_Sized):
     """gatejit_runtime_options_t: options of gatejit_runtime_create (NULL fields = defaults/env)."""
 
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("cache_dir", ctypes.c_char_p),
         ("disable_cache", ctypes.c_int),
         ("cache_read_only", ctypes.c_int),
@@ -161,22 +175,30 @@ def check_layout() -> None:
     expected = {
         Tensor: (40, {"data": 0, "dtype": 8, "rows": 16, "cols": 24, "ld": 32}),
         GateArgs: (
-            184,
+            192,
             {
-                "hidden": 0,
-                "weight": 40,
-                "attn": 80,
-                "out": 120,
-                "act": 160,
-                "rounding": 164,
-                "device_kind": 168,
-                "device_ordinal": 172,
-                "stream": 176,
+                "struct_size": 0,
+                "hidden": 8,
+                "weight": 48,
+                "attn": 88,
+                "out": 128,
+                "act": 168,
+                "rounding": 172,
+                "device_kind": 176,
+                "device_ordinal": 180,
+                "stream": 184,
             },
         ),
         RuntimeOptions: (
-            32,
-            {"cache_dir": 0, "disable_cache": 8, "cache_read_only": 12, "disable_jit": 16, "bundle_path": 24},
+            40,
+            {
+                "struct_size": 0,
+                "cache_dir": 8,
+                "disable_cache": 16,
+                "cache_read_only": 20,
+                "disable_jit": 24,
+                "bundle_path": 32,
+            },
         ),
     }
     for struct, (size, offsets) in expected.items():

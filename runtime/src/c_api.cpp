@@ -77,7 +77,22 @@ gatejit::Status check_enum(const Enum &field, const char *name, std::initializer
   return gatejit::invalid_argument(std::string(name) + " = " + std::to_string(raw) + ": allowed values are " + names);
 }
 
+// The struct's size as the caller's gatejit.h has it (API version 2 on).
+// Version 2 is the first layout with the field, so a smaller size is a
+// caller that did not set it; a larger one, a newer header than this library.
+gatejit::Status check_struct_size(size_t size, size_t known, const char *field, const char *type, const char *init) {
+  if (size == known) return gatejit::Status::Ok();
+  const std::string got = std::string(field) + " = " + std::to_string(size) + ": ";
+  if (size < known)
+    return gatejit::invalid_argument(got + "set it to sizeof(" + type + ") = " + std::to_string(known) + " (" + init +
+                                     "; gatejit API version " + std::to_string(GATEJIT_API_VERSION) + ")");
+  return gatejit::invalid_argument(got + "larger than this library's " + type + " (" + std::to_string(known) +
+                                   " bytes): the caller was built against a newer gatejit.h");
+}
+
 gatejit::Status check_args(const gatejit_gate_args_t &a) {
+  GATEJIT_RETURN_IF_ERROR(check_struct_size(a.struct_size, sizeof(gatejit_gate_args_t), "args.struct_size",
+                                            "gatejit_gate_args_t", "GATEJIT_GATE_ARGS_INIT"));
   const std::pair<const gatejit_tensor_t *, const char *> tensors[] = {
       {&a.hidden, "hidden.dtype"}, {&a.weight, "weight.dtype"}, {&a.attn, "attn.dtype"}, {&a.out, "out.dtype"}};
   for (const auto &[t, name] : tensors)
@@ -110,6 +125,10 @@ gatejit_status_t gatejit_runtime_create(const gatejit_runtime_options_t *options
   if (!out) return null_arg("out_runtime");
   *out = nullptr;
   return guarded([&]() -> gatejit::Status {
+    if (options)
+      GATEJIT_RETURN_IF_ERROR(check_struct_size(options->struct_size, sizeof(gatejit_runtime_options_t),
+                                                "options.struct_size", "gatejit_runtime_options_t",
+                                                "GATEJIT_RUNTIME_OPTIONS_INIT"));
     auto rt = std::make_unique<gatejit_runtime_s>();
     rt->core = std::make_unique<gatejit::RuntimeCore>(gatejit::runtime_options_from(options));
     GATEJIT_RETURN_IF_ERROR(rt->core->init());

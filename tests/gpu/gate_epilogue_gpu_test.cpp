@@ -97,7 +97,7 @@ class GpuTest : public ::testing::Test {
   void SetUp() override {
     std::string why;
     if (!driver(&why)) GTEST_SKIP() << "no GPU: " << why;
-    gatejit_runtime_options_t options{};
+    gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
     if (jit_mode()) {
       ASSERT_TRUE(std::getenv("GATEJIT_JIT_LIBRARY")) << "GATEJIT_TEST_JIT=1 needs GATEJIT_JIT_LIBRARY";
     } else {
@@ -145,7 +145,7 @@ class GpuTest : public ::testing::Test {
   struct Buffers {
     HostTensor hidden, weight, attn;
     std::unique_ptr<DeviceBuffer> d_hidden, d_weight, d_attn, d_out;
-    gatejit_gate_args_t args{};
+    gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT;
   };
 
   // Allocates, fills with fresh random values and uploads one problem.

@@ -76,9 +76,9 @@ class CApiHostile : public ::testing::Test {
   }
   static std::vector<gatejit_gate_args_t> hostile_args() {
     std::vector<gatejit_gate_args_t> v;
-    gatejit_gate_args_t zero{};
+    gatejit_gate_args_t zero{};  // struct_size 0 too
     v.push_back(zero);
-    gatejit_gate_args_t huge{};
+    gatejit_gate_args_t huge = GATEJIT_GATE_ARGS_INIT;
     for (gatejit_tensor_t *t : {&huge.hidden, &huge.weight, &huge.attn, &huge.out}) {
       t->rows = INT64_MAX;
       t->cols = INT64_MAX;
@@ -96,13 +96,14 @@ class CApiHostile : public ::testing::Test {
       gatejit_gate_args_t r;
       auto *bytes = reinterpret_cast<unsigned char *>(&r);
       for (size_t b = 0; b < sizeof r; ++b) bytes[b] = static_cast<unsigned char>(rng());
+      if (i % 4 != 0) r.struct_size = sizeof r;  // most get past the size check to the fields
       v.push_back(r);
     }
     return v;
   }
 
   std::string dir_, fifo_, garbage_, cache_dir_;
-  gatejit_runtime_options_t options_{};
+  gatejit_runtime_options_t options_ = GATEJIT_RUNTIME_OPTIONS_INIT;
   gatejit_runtime_t rt_ = nullptr;
 };
 
@@ -115,7 +116,7 @@ TEST_F(CApiHostile, StatusAndStringFunctionsTakeNull) {
 }
 
 TEST_F(CApiHostile, EveryEntryPointRefusesNullArguments) {
-  gatejit_gate_args_t args{};
+  gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT;
   char *text = nullptr;
   check_and_free(gatejit_runtime_create(&options_, nullptr));
   check_and_free(gatejit_runtime_load_bundle(nullptr, garbage_.c_str()));
@@ -212,9 +213,13 @@ TEST_F(CApiHostile, EnumFieldsOutOfRangeAreNamed) {
       {[](gatejit_gate_args_t &a) { set_raw(a.out.dtype, -1); }, "out.dtype = -1"},
       {[](gatejit_gate_args_t &a) { set_raw(a.rounding, 2); }, "rounding = 2"},
       {[](gatejit_gate_args_t &a) { set_raw(a.device_kind, 0); }, "device_kind = 0"},
+      {[](gatejit_gate_args_t &a) { a.struct_size = 0; },
+       "args.struct_size = 0: set it to sizeof(gatejit_gate_args_t)"},
+      {[](gatejit_gate_args_t &a) { a.struct_size = sizeof(gatejit_gate_args_t) + 8; },
+       "than this library's gatejit_gate_args_t"},
   };
   for (const auto &c : cases) {
-    gatejit_gate_args_t a{};
+    gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
     a.device_kind = GATEJIT_DEVICE_CUDA;
     c.mutate(a);
     for (int entry = 0; entry < 3; ++entry) {

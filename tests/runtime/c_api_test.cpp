@@ -25,8 +25,43 @@ TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
   EXPECT_STREQ(gatejit_status_message(nullptr), "");
 }
 
+// The argument and option structs carry their size (API version 2), so they
+// can grow: a size the library does not know is refused, naming the field,
+// the size it expects and the macro that sets it; a runtime is not created.
+TEST(CApi, StructSizeIsCheckedAndNamed) {
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
+  EXPECT_EQ(o.struct_size, sizeof(gatejit_runtime_options_t));
+  o.disable_cache = 1;
+  gatejit_runtime_t rt = nullptr;
+  gatejit_status_code_t code;
+  for (size_t bad : {size_t(0), sizeof(gatejit_runtime_options_t) - 8, sizeof(gatejit_runtime_options_t) + 8}) {
+    gatejit_runtime_options_t b = o;
+    b.struct_size = bad;
+    const std::string m = take(gatejit_runtime_create(&b, &rt), &code);
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT);
+    EXPECT_NE(m.find("options.struct_size = " + std::to_string(bad)), std::string::npos) << m;
+    EXPECT_NE(m.find(bad < sizeof(gatejit_runtime_options_t) ? "GATEJIT_RUNTIME_OPTIONS_INIT" : "newer gatejit.h"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(rt, nullptr);
+  }
+  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
+  EXPECT_EQ(a.struct_size, sizeof(gatejit_gate_args_t));
+  a.struct_size = 0;
+  char *text = nullptr;
+  const std::string m = take(gatejit_explain(rt, &a, &text), &code);
+  EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT);
+  EXPECT_NE(m.find("args.struct_size = 0: set it to sizeof(gatejit_gate_args_t) = " +
+                   std::to_string(sizeof(gatejit_gate_args_t)) + " (GATEJIT_GATE_ARGS_INIT"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(text, nullptr);
+  gatejit_runtime_destroy(rt);
+}
+
 TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
-  gatejit_runtime_options_t o{};
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.disable_cache = 1;
   gatejit_runtime_t rt = nullptr;
   ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
@@ -45,11 +80,11 @@ TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
 }
 
 TEST(CApi, LaunchOnAMachineWithoutTheDeviceLibrarySaysWhatIsMissing) {
-  gatejit_runtime_options_t o{};
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.disable_cache = 1;
   gatejit_runtime_t rt = nullptr;
   ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
-  gatejit_gate_args_t a{};
+  gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
   static char fake[64] __attribute__((aligned(16)));
   a.hidden = {fake, GATEJIT_BF16, 1, 8, 8};
   a.weight = {fake, GATEJIT_BF16, 8, 8, 8};
@@ -66,7 +101,7 @@ TEST(CApi, LaunchOnAMachineWithoutTheDeviceLibrarySaysWhatIsMissing) {
 }
 
 TEST(CApi, MissingBundleIsAClearError) {
-  gatejit_runtime_options_t o{};
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.bundle_path = "/nonexistent/kernels.gjb";
   gatejit_runtime_t rt = nullptr;
   const std::string m = take(gatejit_runtime_create(&o, &rt));
@@ -76,7 +111,7 @@ TEST(CApi, MissingBundleIsAClearError) {
 
 TEST(CApi, UnknownTemplateOverrideIsAClearError) {
   setenv("GATEJIT_TEMPLATE", "fastest", 1);
-  gatejit_runtime_options_t o{};
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.disable_cache = 1;
   gatejit_runtime_t rt = nullptr;
   gatejit_status_code_t code;

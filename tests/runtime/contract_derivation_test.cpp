@@ -10,7 +10,7 @@ namespace {
 
 // Fake device addresses: derivation never dereferences them.
 gatejit_gate_args_t seed_args(uintptr_t base = 0x7f0000000000) {
-  gatejit_gate_args_t a{};
+  gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
   a.hidden = {reinterpret_cast<void *>(base), GATEJIT_BF16, 1, 7168, 7168};
   a.weight = {reinterpret_cast<void *>(base + 0x100000), GATEJIT_BF16, 1536, 7168, 7168};
   a.attn = {reinterpret_cast<void *>(base + 0x2000000), GATEJIT_BF16, 1, 1536, 1536};

@@ -109,7 +109,7 @@ TEST(InputEcho, EscapesAndBounds) {
 // Through the C API: a hostile contract string is an error status, never a
 // crash of the host process, and its message is one bounded printable text.
 TEST(ContractJsonInput, CApiExplainSurvivesHostileContracts) {
-  gatejit_runtime_options_t options{};
+  gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
   options.disable_cache = 1;
   gatejit_runtime_t rt = nullptr;
   ASSERT_EQ(gatejit_runtime_create(&options, &rt), nullptr);

@@ -7,7 +7,7 @@
 namespace {
 
 TEST(CppWrapper, ErrorsCarryCodeAndMessage) {
-  gatejit_runtime_options_t o{};
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.disable_cache = 1;
   gatejit::Runtime rt(&o);
   try {
@@ -24,7 +24,7 @@ TEST(CppWrapper, ErrorsCarryCodeAndMessage) {
 }
 
 TEST(CppWrapper, ConstructionFailureThrows) {
-  gatejit_runtime_options_t o{};
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.bundle_path = "/nonexistent/kernels.gjb";
   EXPECT_THROW(gatejit::Runtime rt(&o), gatejit::Error);
 }

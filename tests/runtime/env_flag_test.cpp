@@ -85,7 +85,7 @@ TEST(EnvFlag, NativeCodeIsOptInAndParsedWithTheRuntimeOptions) {
   setenv("GATEJIT_NATIVE_CODE", "0", 1);
   EXPECT_FALSE(runtime_options_from(nullptr).native_code);
   unsetenv("GATEJIT_NATIVE_CODE");
-  gatejit_runtime_options_t options{};
+  gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
   options.disable_jit = 1;
   expect_malformed_flag_fails_creation("GATEJIT_NATIVE_CODE", &options);
 }

@@ -20,7 +20,10 @@
 extern "C" {
 #endif
 
-#define GATEJIT_API_VERSION 1
+/* 2: gatejit_gate_args_t and gatejit_runtime_options_t begin with
+ * struct_size (initialise them with GATEJIT_GATE_ARGS_INIT and
+ * GATEJIT_RUNTIME_OPTIONS_INIT). */
+#define GATEJIT_API_VERSION 2
 
 typedef struct gatejit_status_s *gatejit_status_t; /* NULL means success */
 typedef struct gatejit_runtime_s *gatejit_runtime_t;
@@ -53,7 +56,11 @@ typedef struct {
   int64_t ld;
 } gatejit_tensor_t;
 
+/* One call. struct_size is sizeof(gatejit_gate_args_t) as the caller's
+ * gatejit.h has it, so that the struct can grow: the library reads the
+ * fields that size holds and refuses a size it does not know, naming it. */
 typedef struct {
+  size_t struct_size;
   gatejit_tensor_t hidden; /* [M, K] */
   gatejit_tensor_t weight; /* [N, K] (torch Linear layout) */
   gatejit_tensor_t attn;   /* [M, N] */
@@ -64,14 +71,17 @@ typedef struct {
   int device_ordinal;
   void *stream; /* CUstream / hipStream_t; NULL = the default stream */
 } gatejit_gate_args_t;
+#define GATEJIT_GATE_ARGS_INIT {sizeof(gatejit_gate_args_t)}
 
 typedef struct {
+  size_t struct_size;      /* sizeof(gatejit_runtime_options_t), as for the call's arguments */
   const char *cache_dir;   /* NULL: $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit */
   int disable_cache;       /* 1: never touch the disk cache */
   int cache_read_only;     /* 1: load from the cache, never write (also GATEJIT_CACHE_READONLY=1) */
   int disable_jit;         /* 1: never compile (also GATEJIT_DISABLE_JIT=1) */
   const char *bundle_path; /* ':'-separated bundle files to load at creation (besides GATEJIT_BUNDLE_PATH) */
 } gatejit_runtime_options_t;
+#define GATEJIT_RUNTIME_OPTIONS_INIT {sizeof(gatejit_runtime_options_t)}
 
 /* Status objects. */
 gatejit_status_code_t gatejit_status_code(gatejit_status_t status);
