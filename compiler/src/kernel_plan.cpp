@@ -234,6 +234,7 @@ void apply_tuning_override(const TuningOverride &o, MmaTuning &t, int64_t &budge
 // that (two workgroups a CU, what their workgroup memory allows), but no more
 // than one round of the workgroups the GPU holds. At least one step per wave.
 constexpr int64_t kAmdMidMinSplits = 4;  // gfx950 M = 17-256: at most 2 of 112 steps a wave at K = 7168
+constexpr int64_t kAmdEightWaveMinSplits = 5;  // the 8-wave form above M = 64: at most 3 steps a wave (v53)
 int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
   const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
   const int64_t tiles = (c.n + n_per_block - 1) / n_per_block * ((c.m_max + 16 * t.mt - 1) / (16 * t.mt));
@@ -295,8 +296,16 @@ MmaTuning mma_tuning(const Contract &c) {
   const int64_t amd_row_tiles = (c.n + 2 * t.frag.tile_w - 1) / (2 * t.frag.tile_w);
   const int64_t cus = target_info(c.target).compute_units;
   const bool amd_mid = target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 256 && amd_row_tiles <= cus;
+  // Above M = 64, 8 waves a row tile where that runs in one round (v53):
+  // four 512-thread workgroups a CU hold twice the workgroups of two
+  // 1024-thread ones, so 5 splits (at most 3 K steps a wave, 64 VGPRs)
+  // still fit (N = 1536 M = 96 / 128: 8.61 / 10.26 µs predicted, against 16
+  // waves' 4 splits in two rounds, 10.90 / 12.62). With 4 splits a wave held
+  // 3.5 steps in 88 VGPRs, and the occupancy gate failed.
+  const int64_t amd_m_tiles = (c.m_max + 31) / 32;
+  const bool amd_eight_waves = c.m_max > 64 && amd_row_tiles * amd_m_tiles * kAmdEightWaveMinSplits <= 4 * cus;
   if (amd_mid) {
-    t.ksplit = 16;
+    t.ksplit = amd_eight_waves ? 8 : 16;
     t.max_mt = 2;
   }
   if (!target_is_amdgpu(c.target)) {
@@ -340,7 +349,7 @@ MmaTuning mma_tuning(const Contract &c) {
   while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;
   // The K split across workgroups, for the block the caps above left.
   if (target_is_amdgpu(c.target) && c.m_max > 16 && !overrides.contains("splits"))
-    t.splits = amd_k_splits(c, t, cus, amd_mid ? kAmdMidMinSplits : 1);
+    t.splits = amd_k_splits(c, t, cus, !amd_mid ? 1 : amd_eight_waves ? kAmdEightWaveMinSplits : kAmdMidMinSplits);
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
   const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);

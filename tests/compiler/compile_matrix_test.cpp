@@ -183,12 +183,18 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
     const int64_t cus = target_info(p.target).compute_units;
     const int64_t steps = (p.shape.k + 63) / 64;
     // 16-wave blocks (M <= 256, N <= 8192) split at least 4 ways: a wave's
-    // K range at most 2 steps at K = 7168.
-    const int64_t least = waves == 16 ? std::min<int64_t>(4, steps / waves) : 1;
+    // K range at most 2 steps at K = 7168; the 8-wave form above M = 64
+    // (v53) at least 5 ways, at most 3 steps.
+    const int64_t least = waves == 16                   ? std::min<int64_t>(4, steps / waves)
+                          : waves == 8 && m_launch > 64 ? std::min<int64_t>(5, steps / waves)
+                                                        : 1;
     const int64_t cover = std::max<int64_t>(least, (cus + grid_xy - 1) / grid_xy);
     EXPECT_GE(splits, std::min(cover, std::max<int64_t>(1, steps / waves))) << "the K split leaves CUs idle";
     EXPECT_LE(splits, 2 * cover);
     EXPECT_LE(splits * waves, std::max<int64_t>(1, steps));
+    // One round of the workgroups the GPU holds (32 waves a CU), unless the
+    // minimum split forces more (v52).
+    EXPECT_LE(splits * grid_xy, std::max<int64_t>(least * grid_xy, cus * 32 / waves)) << "split into rounds";
   } else {
     EXPECT_EQ(kb.geometry.k_blocks, 1u);
   }
