@@ -32,10 +32,10 @@
     // lies wholly inside N and `aligned`; element by element otherwise, all
     // issued together and unconditional (columns past N read column N - 1 of
     // the row and are never stored). Zeros where the piece is not `in` the
-    // output. Templates call this before their main loop where registers
-    // allow (PREFETCH_ATTN), so the epilogue waits on no global load: attn
-    // does not depend on the sums, and only the thread that loads a piece
-    // stores it, so out may still be attn.
+    // output. attn does not depend on the sums, so templates may call this
+    // early (ATTN_BEFORE_LOOP / ATTN_AFTER_LOOP, kernel_plan.cpp's
+    // plan_attn_load) and the epilogue then waits on no global load. Only
+    // the thread that loads a piece stores it, so out may still be attn.
     func.func private @load_piece_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
                                        %row: index, %col: index, %aligned: i1, %in: i1) -> vector<${VW}x${T}> {
       %c0 = arith.constant 0 : index

@@ -388,7 +388,7 @@ module attributes {gpu.container_module} {
       %split_k = arith.constant ${SPLIT_K}
       %before = arith.constant ${ATTN_BEFORE_LOOP}
       %after = arith.constant ${ATTN_AFTER_LOOP}
-      %prefetch = arith.ori %before, %after : i1
+      %attn_early = arith.ori %before, %after : i1
       %fzero = arith.constant dense<0.0> : vector<${VW}xf32>
       scf.for %q = %c0 to %piece_slots step %c1 {
         %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %mrow0, %m_i)
@@ -408,7 +408,7 @@ module attributes {gpu.container_module} {
             %x = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
             scf.yield %x : vector<${VW}xf32>
           }
-          %a = scf.if %prefetch -> (vector<${VW}x${T}>) {
+          %a = scf.if %attn_early -> (vector<${VW}x${T}>) {
             %pre = vector.extract %attn_pre[%q] : vector<${VW}x${T}> from vector<${PIECE_SLOTS}x${VW}x${T}>
             scf.yield %pre : vector<${VW}x${T}>
           } else {
