@@ -52,9 +52,14 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target) {
     // 12288: 4), scheduled for the waves that places (v38). UNROLL 2, but 1
     // with 4 rows up to M = 8 (LLVM then chained the loads: 41 against 32 µs
     // predicted at N = 12288, M = 8).
+    // One row a wave at M = 4 takes UNROLL 3 (v54): with 2 LLVM kept 10
+    // loads in flight (3.8 MB GPU-wide, under bandwidth x latency), with 3 it
+    // keeps 26 (N = 1536: 5.65 -> 5.31 µs predicted, the in-flight gate
+    // passes). At M = 3 and 5-16 UNROLL 3 predicted the same or slower.
     const int64_t cus = target_info(target).compute_units;
     int64_t rows = 1;
     while (rows < 4 && n > rows * kGemvGroupsPerBlock * 2 * cus) rows *= 2;
+    if (rows == 1 && m_max == 4) return {1, 3};
     return {rows, rows == 4 && m_max <= 8 ? 1 : 2};
   }
   if (m_max <= 4) return {2, 2};
