@@ -90,14 +90,14 @@ void plan_problem(KernelPlan &p) {
 // as it is (v_dot2c_f32_bf16 / v_dot2_f32_f16, fp32 accumulate); elsewhere
 // two fp32 FMAs. (gfx942 keeps FMAs: its bf16 dot is not the same instruction.)
 std::string dot2_snippet(const Contract &c) {
-  if (c.target == Target::kGfx950) return c.dtype_out == DType::kBF16 ? "dot2_amdgcn_bf16" : "dot2_amdgcn_f16";
+  if (c.target == Target::kGfx950) return c.dtype_weight == DType::kBF16 ? "dot2_amdgcn_bf16" : "dot2_amdgcn_f16";
   return "dot2_fma";
 }
 
 // What templates/epilogue_pieces.mlir needs: the piece width and whether
 // the strides keep every row's pieces aligned (M = 1 has no second row).
 void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
-  const int64_t eb = dtype_bytes(c.dtype_out);
+  const int64_t eb = dtype_bytes(c.dtype_out);  // the piece's out store
   P["VW"] = fmt::format("{}", vw);
   P["VW_BYTES"] = fmt::format("{}", vw * eb);
   P["VW_BYTES_MASK"] = fmt::format("{}", vw * eb - 1);
@@ -108,7 +108,7 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
 
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
-  const int64_t eb = dtype_bytes(c.dtype_out);
+  const int64_t eb = dtype_bytes(c.dtype_weight);  // the 16-byte weight (and hidden) vectors
   const int64_t vec = 16 / eb;
   const int64_t wave = target_wave_size(c.target);
   const int64_t waves = kGemvGroupsPerBlock;
@@ -376,7 +376,7 @@ void set_fragment_params(TemplateParams &P, const Contract &c) {
   P["H_STRIDE"] = fmt::format("{}", f.h_stride);
   if (target_is_amdgpu(c.target)) return;
   // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as vector<2xf16>.
-  const bool bf16 = c.dtype_out == DType::kBF16;
+  const bool bf16 = c.dtype_weight == DType::kBF16;  // the fragments' type
   P["PAIRS_OP"] = bf16 ? "vector.bitcast" : "vector.shape_cast";
   P["PAIRS_TYPE"] = bf16 ? "vector<4xi32>" : "vector<4x2xf16>";
   P["PAIR"] = bf16 ? "i32" : "vector<2xf16>";
@@ -511,6 +511,7 @@ struct TiledTuning {
   int64_t bn = 64, bm = 32, warps_n = 2, stages = 4, splits = 1;
   int64_t bk = kTiledBk;  // K per stage: 64 or 128 (override bk=128 where K allows)
   int64_t blocks_per_cu = 1;
+  int64_t weight_bytes = 2, hidden_bytes = 2;  // element bytes of the staged tensors (the contract's dtypes)
   // sm_90a warpgroup MMA (templates/tile_products_wgmma.mlir): one
   // warpgroup, 64 hidden rows (the instruction's m), BN weight rows (its n),
   // 64-K stages (the 128-byte swizzle's row).
@@ -546,7 +547,7 @@ bool mma_tiled_applies(const Contract &c) {
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
 // 16-bit elements.
-int64_t stage_bytes(const TiledTuning &t) { return (t.bn + t.bm) * t.bk * 2; }
+int64_t stage_bytes(const TiledTuning &t) { return (t.bn * t.weight_bytes + t.bm * t.hidden_bytes) * t.bk; }
 
 bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) {
   const int64_t wave = target_wave_size(target);
@@ -580,6 +581,8 @@ TiledTuning tiled_tuning(const Contract &c) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
   t.blocks_per_cu = tt.blocks_per_cu;
+  t.weight_bytes = dtype_bytes(c.dtype_weight);
+  t.hidden_bytes = dtype_bytes(c.dtype_hidden);
   int64_t budget = tt.smem_table;  // the stages' workgroup memory
   const bool k128 = c.k % 128 == 0;
   auto use_wgmma = [](TiledTuning &u, int64_t warpgroups) {
@@ -711,7 +714,7 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
   P["WGMMA_ACCS_BEGIN"] = begin;
   P["WGMMA_ACCS_END"] = end;
   for (int64_t s = 0; s < 4; ++s) P[fmt::format("WGMMA_ACC_OF_K{}", s)] = fmt::format("{}", s % t.accs);
-  P["WGMMA_TYPE"] = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
+  P["WGMMA_TYPE"] = c.dtype_weight == DType::kBF16 ? "bf16" : "f16";
 }
 
 // The epilogue staged through workgroup memory (mma_tiled.mlir,

@@ -26,24 +26,27 @@ Prediction predict(const ModelInput &in) {
   const Contract &c = in.contract;
   const PlanFacts &plan = in.plan;
   Prediction p;
-  const int64_t eb = dtype_bytes(c.dtype_out);
+  // Element bytes per tensor (the contract's dtypes).
+  const int64_t eb_h = dtype_bytes(c.dtype_hidden), eb_w = dtype_bytes(c.dtype_weight);
+  const int64_t eb_a = dtype_bytes(c.dtype_attn), eb_o = dtype_bytes(c.dtype_out);
   const int64_t m = c.m_dynamic ? c.m_max : c.m;
   const int64_t grid_xy = in.grid_blocks[0] * in.grid_blocks[1];
   p.workgroups = grid_xy * in.grid_blocks[2];
 
   // Compulsory bytes: every input read once, the output written once.
-  const int64_t weight_bytes = c.n * c.k * eb;
-  p.hbm_bytes = weight_bytes + m * c.k * eb + 2 * m * c.n * eb;
+  const int64_t weight_bytes = c.n * c.k * eb_w;
+  const int64_t epilogue_bytes = m * c.n * (eb_a + eb_o);
+  p.hbm_bytes = weight_bytes + m * c.k * eb_h + epilogue_bytes;
   // Bytes the workgroups load through L2: each reads its weight rows and its
   // hidden rows over the whole K (split or not); a K split across
   // workgroups adds its fp32 partial tiles, written and read back.
   if (plan.form == "generic") {
-    p.l2_bytes = 2 * m * c.n * c.k * eb / 8 + p.hbm_bytes;  // one output a thread; L1 catches most re-reads
+    p.l2_bytes = m * c.n * c.k * (eb_h + eb_w) / 8 + p.hbm_bytes;  // one output a thread; L1 catches most re-reads
   } else {
     // Each grid row (a block of hidden rows) reads the whole weight again.
     const int64_t w_rows = std::min<int64_t>(in.grid_blocks[0] * plan.weight_rows_per_block, c.n);
-    p.l2_bytes = in.grid_blocks[1] * w_rows * c.k * eb + grid_xy * std::min(plan.hidden_rows_per_block, m) * c.k * eb +
-                 2 * m * c.n * eb;
+    p.l2_bytes = in.grid_blocks[1] * w_rows * c.k * eb_w +
+                 grid_xy * std::min(plan.hidden_rows_per_block, m) * c.k * eb_h + epilogue_bytes;
   }
   if (plan.splits > 1)
     p.l2_bytes += 2 * plan.splits * grid_xy * plan.weight_rows_per_block * plan.hidden_rows_per_block * 4;
@@ -161,7 +164,7 @@ std::vector<GateResult> plan_gates(const ModelInput &in, const Prediction &p) {
   {
     GateResult r{"weight_bytes_in_flight"};
     // The whole weight requested at once also satisfies it.
-    const double need = std::min(p.bandwidth_latency_bytes, double(c.n * c.k * dtype_bytes(c.dtype_out)));
+    const double need = std::min(p.bandwidth_latency_bytes, double(c.n * c.k * dtype_bytes(c.dtype_weight)));
     r.applies = p.memory_bound;
     r.passed = !r.applies || p.weight_bytes_in_flight >= need;
     r.detail = fmt::format("{:.2f} MB of weight in flight GPU-wide, bandwidth x latency {:.2f} MB",

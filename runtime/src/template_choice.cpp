@@ -2,6 +2,7 @@
 
 #include "gatejit/target_info.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace gatejit {
@@ -10,13 +11,14 @@ namespace {
 // Why a specialised template (gemv or mma: both stream 16-byte vectors)
 // cannot serve `c`'s layout, or nothing when it can.
 std::optional<std::string> vector_layout_refusal(const Contract &c, const char *tmpl) {
-  const int64_t eb = dtype_bytes(c.dtype_out);
+  const int64_t eb_h = dtype_bytes(c.dtype_hidden), eb_w = dtype_bytes(c.dtype_weight);
   if (c.dtype_out == DType::kF32) return std::string("dtype f32: ") + tmpl + " takes bf16 or f16";
-  if ((c.ld_hidden * eb) % 16 != 0)
+  if ((c.ld_hidden * eb_h) % 16 != 0)
     return "leading dimension ld_hidden = " + std::to_string(c.ld_hidden) + " is not 16-byte aligned";
-  if ((c.ld_weight * eb) % 16 != 0)
+  if ((c.ld_weight * eb_w) % 16 != 0)
     return "leading dimension ld_weight = " + std::to_string(c.ld_weight) + " is not 16-byte aligned";
-  if ((c.k * eb) % 16 != 0)
+  const int64_t eb = std::min(eb_h, eb_w);  // both K rows in whole 16-byte vectors
+  if ((c.k * eb_h) % 16 != 0 || (c.k * eb_w) % 16 != 0)
     return "k = " + std::to_string(c.k) + " is not a multiple of " + std::to_string(16 / eb) +
            " elements (16-byte vectors)";
   // After the strides: a misaligned stride also lowers the provable alignment,
