@@ -289,6 +289,17 @@ def _open(path: str) -> ctypes.CDLL:
         _declare(lib)
     except AttributeError as e:
         raise OSError(f"{path} is not a gatejit library: {e}") from None
+    # The structs' layout changes with the API version: a library of another
+    # version would read every field at the wrong offset.
+    version = getattr(lib, "gatejit_api_version", None)
+    if version is not None:
+        version.restype, version.argtypes = ctypes.c_int, []
+    found = 1 if version is None else version()
+    if found != API_VERSION:
+        raise OSError(
+            f"{path} is gatejit API version {found}; this binding needs {API_VERSION} "
+            "(rebuild or reinstall the library and the package together)"
+        )
     return lib
 
 

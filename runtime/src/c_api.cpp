@@ -115,6 +115,8 @@ gatejit::StatusOr<gatejit::Contract> parse_contract(const char *json) {
 
 extern "C" {
 
+int gatejit_api_version(void) { return GATEJIT_API_VERSION; }
+
 gatejit_status_code_t gatejit_status_code(gatejit_status_t s) { return s ? s->code : GATEJIT_OK; }
 const char *gatejit_status_message(gatejit_status_t s) { return s ? s->message.c_str() : ""; }
 void gatejit_status_free(gatejit_status_t s) {

@@ -29,6 +29,7 @@ TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
 // can grow: a size the library does not know is refused, naming the field,
 // the size it expects and the macro that sets it; a runtime is not created.
 TEST(CApi, StructSizeIsCheckedAndNamed) {
+  EXPECT_EQ(gatejit_api_version(), GATEJIT_API_VERSION);  // what a run-time binding compares
   gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   EXPECT_EQ(o.struct_size, sizeof(gatejit_runtime_options_t));
   o.disable_cache = 1;

@@ -83,6 +83,11 @@ typedef struct {
 } gatejit_runtime_options_t;
 #define GATEJIT_RUNTIME_OPTIONS_INIT {sizeof(gatejit_runtime_options_t)}
 
+/* The API version the library was built with (GATEJIT_API_VERSION of its
+ * gatejit.h): a binding loading the library at run time compares it with the
+ * layout it was written for before it passes a struct. */
+int gatejit_api_version(void);
+
 /* Status objects. */
 gatejit_status_code_t gatejit_status_code(gatejit_status_t status);
 const char *gatejit_status_message(gatejit_status_t status); /* "" for NULL */
