@@ -5,7 +5,8 @@
     //   elements; known from the contract) ${WIDE_PATH} (false where the
     //   target widens element accesses itself: TargetInfo::
     //   unaligned_global_vectors) ${N} ${N_LAST} ${LDA} ${LDO}
-    //   ${PIECES_WHOLE} (N is a multiple of VW: every piece that starts
+    //   ${PIECE_SLOTS} (pieces a thread finishes; the template defines
+    //   @piece_place) ${PIECES_WHOLE} (N is a multiple of VW: every piece that starts
     //   inside N ends inside it, so element accesses need no clamp or check
     //   and the target may widen them)
 
@@ -73,6 +74,26 @@
         scf.yield %az : vector<${VW}x${T}>
       }
       return %a : vector<${VW}x${T}>
+    }
+
+    // The attn values of every piece of thread tid: @piece_place (the
+    // template's: where its pieces lie) says which, ${PIECE_SLOTS} of them.
+    func.func private @load_pieces_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                        %tid: index, %bid: index, %mrow0: index, %m_i: index, %aligned: i1)
+        -> vector<${PIECE_SLOTS}x${VW}x${T}> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
+      %all = scf.for %q = %c0 to %piece_slots step %c1 iter_args(%av = %zero) -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %mrow0, %m_i)
+            : (index, index, index, index, index) -> (index, index, index, i1)
+        %a = func.call @load_piece_attn(%attn, %row, %col, %aligned, %in)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
+        %av2 = vector.insert %a, %av[%q] : vector<${VW}x${T}> into vector<${PIECE_SLOTS}x${VW}x${T}>
+        scf.yield %av2 : vector<${PIECE_SLOTS}x${VW}x${T}>
+      } {gatejit.unroll}
+      return %all : vector<${PIECE_SLOTS}x${VW}x${T}>
     }
 
     // Outputs (row, col .. col + VW - 1) from their fp32 sums and attn values

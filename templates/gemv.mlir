@@ -91,8 +91,8 @@ module attributes {gpu.container_module} {
       %attn_after = arith.constant ${ATTN_AFTER_LOOP}
       %attn_zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
       %attn_start = scf.if %attn_before -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
-        %pre = func.call @load_pieces_attn(%attn, %tid, %bid, %m_i, %aligned)
-            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
+        %pre = func.call @load_pieces_attn(%attn, %tid, %bid, %c0, %m_i, %aligned)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
         scf.yield %pre : vector<${PIECE_SLOTS}x${VW}x${T}>
       } else {
         scf.yield %attn_zero : vector<${PIECE_SLOTS}x${VW}x${T}>
@@ -144,8 +144,8 @@ module attributes {gpu.container_module} {
       }
 
       %attn_pre = scf.if %attn_after -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
-        %post = func.call @load_pieces_attn(%attn, %tid, %bid, %m_i, %aligned)
-            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
+        %post = func.call @load_pieces_attn(%attn, %tid, %bid, %c0, %m_i, %aligned)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
         scf.yield %post : vector<${PIECE_SLOTS}x${VW}x${T}>
       } else {
         scf.yield %attn_start : vector<${PIECE_SLOTS}x${VW}x${T}>
@@ -211,8 +211,8 @@ module attributes {gpu.container_module} {
       gpu.barrier
       %attn_early = arith.ori %attn_before, %attn_after : i1
       scf.for %q = %c0 to %piece_slots step %c1 {
-        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %m_i)
-            : (index, index, index, index) -> (index, index, index, i1)
+        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %c0, %m_i)
+            : (index, index, index, index, index) -> (index, index, index, i1)
         scf.if %in {
           %dots = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
           %a = scf.if %attn_early -> (vector<${VW}x${T}>) {
@@ -236,7 +236,10 @@ module attributes {gpu.container_module} {
     // columns of one output row): its place in the block's sums (row-major
     // M_MAX x BLOCK_COLS), its output row and column, and whether it is an
     // output at all.
-    func.func private @piece_place(%q: index, %tid: index, %bid: index, %m_i: index) -> (index, index, index, i1) {
+    // (mrow0 is 0: a gemv block has every row; the argument keeps the
+    // signature epilogue_pieces.mlir's @load_pieces_attn calls.)
+    func.func private @piece_place(%q: index, %tid: index, %bid: index, %mrow0: index, %m_i: index)
+        -> (index, index, index, i1) {
       %vw = arith.constant ${VW} : index
       %block = arith.constant ${BLOCK} : index
       %pieces = arith.constant ${PIECES} : index
@@ -258,25 +261,6 @@ module attributes {gpu.container_module} {
       %row_at = arith.muli %row, %block_cols : index
       %at = arith.addi %row_at, %col_in_block : index
       return %at, %row, %col, %in : index, index, index, i1
-    }
-
-    // The attn values of every piece of thread tid (@piece_place).
-    func.func private @load_pieces_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                                        %tid: index, %bid: index, %m_i: index, %aligned: i1)
-        -> vector<${PIECE_SLOTS}x${VW}x${T}> {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %piece_slots = arith.constant ${PIECE_SLOTS} : index
-      %zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
-      %all = scf.for %q = %c0 to %piece_slots step %c1 iter_args(%av = %zero) -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
-        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %m_i)
-            : (index, index, index, index) -> (index, index, index, i1)
-        %a = func.call @load_piece_attn(%attn, %row, %col, %aligned, %in)
-            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
-        %av2 = vector.insert %a, %av[%q] : vector<${VW}x${T}> into vector<${PIECE_SLOTS}x${VW}x${T}>
-        scf.yield %av2 : vector<${PIECE_SLOTS}x${VW}x${T}>
-      } {gatejit.unroll}
-      return %all : vector<${PIECE_SLOTS}x${VW}x${T}>
     }
 
     // acc[r * M_MAX + m] += dot(weight[col0 + r, 16-byte vector v], hidden[m, vector v])

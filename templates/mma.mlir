@@ -350,25 +350,6 @@ module attributes {gpu.container_module} {
       return %at, %row, %col, %in : index, index, index, i1
     }
 
-    // The attn values of every piece of thread tid (@piece_place).
-    func.func private @load_pieces_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                                        %tid: index, %bid: index, %mrow0: index, %m_i: index, %aligned: i1)
-        -> vector<${PIECE_SLOTS}x${VW}x${T}> {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %piece_slots = arith.constant ${PIECE_SLOTS} : index
-      %zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
-      %all = scf.for %q = %c0 to %piece_slots step %c1 iter_args(%av = %zero) -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
-        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %mrow0, %m_i)
-            : (index, index, index, index, index) -> (index, index, index, i1)
-        %a = func.call @load_piece_attn(%attn, %row, %col, %aligned, %in)
-            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
-        %av2 = vector.insert %a, %av[%q] : vector<${VW}x${T}> into vector<${PIECE_SLOTS}x${VW}x${T}>
-        scf.yield %av2 : vector<${PIECE_SLOTS}x${VW}x${T}>
-      } {gatejit.unroll}
-      return %all : vector<${PIECE_SLOTS}x${VW}x${T}>
-    }
-
     // The epilogue, a piece at a time (epilogue_pieces.mlir). A piece's sums
     // come from workgroup memory (one vector read) or, with a K split, from
     // every split's part of the workspace, added in split order; its attn
