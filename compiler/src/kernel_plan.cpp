@@ -240,6 +240,12 @@ void apply_tuning_override(const TuningOverride &o, MmaTuning &t, int64_t &budge
 // than one round of the workgroups the GPU holds. At least one step per wave.
 constexpr int64_t kAmdMidMinSplits = 4;  // gfx950 M = 17-256: at most 2 of 112 steps a wave at K = 7168
 constexpr int64_t kAmdEightWaveMinSplits = 5;  // the 8-wave form above M = 64: at most 3 steps a wave (v53)
+// Workgroups of `waves_per_group` waves the GPU holds at once, by waves
+// alone (the plans these serve keep 64 VGPRs: the full wave count fits).
+int64_t workgroups_held(const TargetInfo &ti, int64_t waves_per_group) {
+  return ti.compute_units *
+         std::max<int64_t>(1, ti.simds_per_cu * ti.max_waves_per_simd / std::max<int64_t>(1, waves_per_group));
+}
 int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
   const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
   const int64_t tiles = (c.n + n_per_block - 1) / n_per_block * ((c.m_max + 16 * t.mt - 1) / (16 * t.mt));
@@ -258,9 +264,7 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
   // round of workgroups past the first waits for its own meeting (v52; the
   // H200 measured 4.1 µs for three rounds against 1.6 for one). gfx950 N =
   // 1536: M = 64 7 -> 5 splits (9.67 -> 7.24 µs predicted), M = 128 7 -> 4.
-  const TargetInfo &ti = target_info(c.target);
-  const int64_t waves_per_group = std::max<int64_t>(1, t.groups * t.ksplit);
-  const int64_t held = cus * std::max<int64_t>(1, ti.simds_per_cu * ti.max_waves_per_simd / waves_per_group);
+  const int64_t held = workgroups_held(target_info(c.target), t.groups * t.ksplit);
   return std::max(std::min(splits, held / tiles), std::min(min_splits, splits));
 }
 
@@ -308,7 +312,8 @@ MmaTuning mma_tuning(const Contract &c) {
   // waves' 4 splits in two rounds, 10.90 / 12.62). With 4 splits a wave held
   // 3.5 steps in 88 VGPRs, and the occupancy gate failed.
   const int64_t amd_m_tiles = (c.m_max + 31) / 32;
-  const bool amd_eight_waves = c.m_max > 64 && amd_row_tiles * amd_m_tiles * kAmdEightWaveMinSplits <= 4 * cus;
+  const bool amd_eight_waves = c.m_max > 64 && amd_row_tiles * amd_m_tiles * kAmdEightWaveMinSplits <=
+                                                   workgroups_held(target_info(c.target), 8);
   if (amd_mid) {
     t.ksplit = amd_eight_waves ? 8 : 16;
     t.max_mt = 2;
@@ -546,7 +551,7 @@ bool mma_tiled_applies(const Contract &c) {
 }
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
-// 16-bit elements.
+// elements each, at their tensors' element bytes.
 int64_t stage_bytes(const TiledTuning &t) { return (t.bn * t.weight_bytes + t.bm * t.hidden_bytes) * t.bk; }
 
 bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) {
