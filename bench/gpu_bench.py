@@ -36,6 +36,15 @@ Before timing, gatejit's output for each configuration is checked against
 torch's reference (catching silent garbage); a configuration that fails is
 reported and not timed, and the script exits non-zero.
 
+fp8 weights (on by default; --no-fp8 leaves them out, --fp8-only runs nothing
+else): N = 1536, K = 7168, M in {1, 2, 4, 8, 16}, bf16 activations, an
+float8_e4m3fn weight with per-channel and with 128 x 128 block scales: gatejit
+fp8, the read floor of its own bytes, gatejit bf16 at the same shape, torch's
+unfused dequantise + linear + sigmoid + mul and its torch.compile, and the
+ratios of the fp8 targets (bench/fp8_bench.py says how). JSON: "fp8_configs"
+(one row per M and scale layout), "fp8_targets", "fp8_torch_compile"; the
+markdown gets a second table.
+
 Usage (on the GPU machine; --quick took 34 s on an H200, the full set takes longer
 mainly through the generic kernel at M = 512 and 2048 and one torch.compile per shape):
     GATEJIT_BUNDLE_PATH=/path/kernels.gjb python3 bench/gpu_bench.py --out bench.json --md bench.md
@@ -58,6 +67,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graph_timing import TARGET_REPLAY_US, GraphTimer  # noqa: E402
 from read_floor import read_floor  # noqa: E402
+import fp8_bench  # noqa: E402
 K_SEED = 7168
 ROTATE_BYTES = 256 * 2**20  # the weights of one graph span at least this much
 MIN_SETS = 4
@@ -79,7 +89,16 @@ def parse_args():
     p.add_argument("--md", type=Path, default=None, help="write the markdown table here")
     p.add_argument("--compile-mode", default="default", choices=["default", "max-autotune-no-cudagraphs", "none"],
                    help="torch.compile mode ('none' skips torch.compile); default: %(default)s")
-    return p.parse_args()
+    p.add_argument("--fp8", action=argparse.BooleanOptionalAction, default=True,
+                   help="time the fp8-weight section too (default on; --no-fp8 leaves it out)")
+    p.add_argument("--fp8-only", action="store_true", help="time the fp8-weight section only")
+    p.add_argument("--fp8-ms", default="1,2,4,8,16", help="M values of the fp8 section (default %(default)s)")
+    p.add_argument("--fp8-n", type=int, default=1536, help="N of the fp8 section (default %(default)s)")
+    p.add_argument("--fp8-k", type=int, default=K_SEED, help="K of the fp8 section (default %(default)s)")
+    args = p.parse_args()
+    if args.fp8_only:
+        args.fp8 = True
+    return args
 
 
 def fmt(x, spec=".1f"):
@@ -179,7 +198,7 @@ def main() -> int:
     failures = 0
     gen = torch.Generator(device=device)
     gen.manual_seed(20251129)
-    for (m, n, k) in configs(args.quick):
+    for (m, n, k) in ([] if args.fp8_only else configs(args.quick)):
         weight_bytes = n * k * elem
         sets = max(MIN_SETS, math.ceil(ROTATE_BYTES / weight_bytes))
         row = {"m": m, "n": n, "k": k, "dtype": "bf16", "act": "sigmoid", "sets": sets,
@@ -290,6 +309,13 @@ def main() -> int:
         gc.collect()
         torch.cuda.empty_cache()
 
+    # -- fp8 weights ----------------------------------------------------------------------------
+    fp8_rows, fp8_compile_note = [], "not run (--no-fp8)"
+    if args.fp8:
+        fp8_rows, fp8_failures, fp8_compile_note = fp8_bench.run(
+            torch, gatejit, measure, device, args, log, error_text, ROTATE_BYTES, MIN_SETS, args.compile_mode)
+        failures += fp8_failures
+
     # -- report -------------------------------------------------------------------------------
     lines = ["| config | gatejit path | gatejit µs | read floor µs | gatejit / read floor | floor µs | gatejit / floor "
              "| read µs (same bytes) | copy µs (same bytes) | gemv µs (forced) | mma µs (forced) | torch µs "
@@ -327,12 +353,25 @@ def main() -> int:
         "quick": args.quick,
         "elapsed_s": round(time.time() - started, 1),
         "configs": results,
+        "fp8_configs": fp8_rows,
+        "fp8_targets": fp8_bench.TARGETS,
+        "fp8_torch_compile": fp8_compile_note,
     }
     header = (f"# gatejit vs torch: out = attn * sigmoid(hidden @ W.T), bf16\n\n"
               f"{info['device']}, torch {info['torch']} (CUDA {info['cuda']}), {info['date']}. "
               f"Copy bandwidth {copy_bw / 1e12:.2f} TB/s (read + written). torch.compile: {compile_note}. "
               f"A one-element kernel per call costs {fmt(empty_us, '.2f')} µs in the same graphs.\n"
               f"Timing: {method}.\n")
+    if fp8_rows:
+        table += ("\n\n## fp8 e4m3 weights: out = attn * sigmoid(hidden @ (q * s).T), bf16 activations\n\n"
+                  f"torch: per call w = (q.float() * s).to(bf16) (fp32) or q.to(bf16) * s.to(bf16) (bf16), the "
+                  f"faster shown, then the bf16 expression; torch.compile (of the fp32 form): "
+                  f"{fp8_compile_note}. Targets: gatejit fp8 / read floor of its own bytes <= "
+                  f"{fp8_bench.TARGETS['fp8_over_read_floor_max']}, gatejit bf16 / gatejit fp8 >= "
+                  f"{fp8_bench.TARGETS['bf16_over_fp8_min']}, torch / gatejit fp8 >= "
+                  f"{fp8_bench.TARGETS['torch_over_fp8_min']}.\n\n" + fp8_bench.table(fp8_rows))
+    elif args.fp8:
+        table += f"\n\nfp8 section: {fp8_compile_note}"
     if args.out:
         args.out.write_text(json.dumps(info, indent=2) + "\n")
     if args.md:

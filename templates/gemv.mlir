@@ -9,13 +9,20 @@
 // exactly once.
 //
 // Parameters (filled by the generator, see compiler/src/kernel_plan.cpp):
-//   ${T}            element type (bf16 | f16)
+//   ${T}            element type of attn and out (bf16 | f16)
+//   ${T_HIDDEN}     element type of hidden (bf16 | f16)
+//   ${T_WEIGHT}     storage type of the weight (bf16 | f16, or i8 for e4m3)
+//   ${T_DOT}        what @weight_pairs gives the dot snippet (T_WEIGHT, or f32)
+//   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} ${SCALE_KB}
+//                   the weight scales' kernel argument and how the weight
+//                   snippets (@weight_pairs, @scale_sum) receive it; empty
+//                   for 16-bit weights
 //   ${WAVE}         wave/warp size (64 on gfx9xx, 32 on sm_90)
 //   ${WAVES}        waves per workgroup
 //   ${BLOCK}        WAVE * WAVES
 //   ${ROWS}         weight rows (output columns) per wave
 //   ${UNROLL}       16-byte vectors per weight row loaded before use
-//   ${VEC}          elements per 16-byte vector
+//   ${VEC}          elements per 16-byte weight vector (hidden: the same count)
 // Products go through @dot2 (a per-target snippet: fp32 FMAs, or the gfx950
 // packed dot instruction).
 //   ${M_MAX}        rows of hidden the kernel is specialised for (M <= M_MAX)
@@ -42,12 +49,12 @@
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_gemv_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>> {alignment = 16}
-    gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
-                        %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
+    gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>,
+                        %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                         %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
                         %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
-                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64)
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -64,6 +71,7 @@ module attributes {gpu.container_module} {
       %ksplit = arith.constant ${KSPLIT} : index
       %m_i = arith.index_cast %m_actual : i64 to index
       %mlast = arith.subi %m_i, %c1 : index
+      %scale_kb = arith.constant ${SCALE_KB} : index
       %zero = arith.constant dense<0.0> : vector<${ACC_LEN}xf32>
 
       %tid = gpu.thread_id x
@@ -106,9 +114,9 @@ module attributes {gpu.container_module} {
           %step = arith.addi %step0, %step_local : index
           %v_base = arith.muli %step, %wave : index
           %v = arith.addi %v_base, %lane : index
-          %a2 = func.call @accumulate_vector(%hidden, %weight, %a, %col0, %v, %mlast)
-              : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-                 vector<${ACC_LEN}xf32>, index, index, index) -> vector<${ACC_LEN}xf32>
+          %a2 = func.call @accumulate_vector(%hidden, %weight, %a, %col0, %v, %mlast${SCALE_ARG})
+              : (memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+                 vector<${ACC_LEN}xf32>, index, index, index${SCALE_TYPE}) -> vector<${ACC_LEN}xf32>
           scf.yield %a2 : vector<${ACC_LEN}xf32>
         } {gatejit.unroll}
         scf.yield %acc_g : vector<${ACC_LEN}xf32>
@@ -118,9 +126,9 @@ module attributes {gpu.container_module} {
         %step = arith.addi %step0, %step_local : index
         %v_base = arith.muli %step, %wave : index
         %v = arith.addi %v_base, %lane : index
-        %a2 = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast)
-            : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-               vector<${ACC_LEN}xf32>, index, index, index) -> vector<${ACC_LEN}xf32>
+        %a2 = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast${SCALE_ARG})
+            : (memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+               vector<${ACC_LEN}xf32>, index, index, index${SCALE_TYPE}) -> vector<${ACC_LEN}xf32>
         scf.yield %a2 : vector<${ACC_LEN}xf32>
       }
       // Tail: the last, partial step (none when KVECS is a multiple of WAVE),
@@ -133,9 +141,9 @@ module attributes {gpu.container_module} {
         %in_k = arith.cmpi ult, %v, %kvecs : index
         %in = arith.andi %in_k, %is_last : i1
         %acc_next = scf.if %in -> (vector<${ACC_LEN}xf32>) {
-          %r = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast)
-              : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-                 vector<${ACC_LEN}xf32>, index, index, index) -> vector<${ACC_LEN}xf32>
+          %r = func.call @accumulate_vector(%hidden, %weight, %acc, %col0, %v, %mlast${SCALE_ARG})
+              : (memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+                 vector<${ACC_LEN}xf32>, index, index, index${SCALE_TYPE}) -> vector<${ACC_LEN}xf32>
           scf.yield %r : vector<${ACC_LEN}xf32>
         } else {
           scf.yield %acc : vector<${ACC_LEN}xf32>
@@ -193,6 +201,7 @@ module attributes {gpu.container_module} {
       %sums = memref.get_global @gatejit_gemv_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
       %block_cols = arith.constant ${BLOCK_COLS} : index
       %group_col = arith.muli %group, %rows : index
+      %nlast_s = arith.constant ${N_LAST} : index
       scf.for %k = %c0 to %slots step %c1 {
         %base = arith.muli %k, %wave : index
         %i = arith.addi %base, %lane : index
@@ -205,7 +214,12 @@ module attributes {gpu.container_module} {
           %c_at = arith.addi %group_col, %r : index
           %at = arith.addi %m_at, %c_at : index
           %dot = vector.extract %owned[%k] : f32 from vector<${OWN_SLOTS}xf32>
-          memref.store %dot, %sums[%at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+          // Per-channel weight scales multiply the sum here (@scale_sum).
+          %block_col0 = arith.muli %bid, %block_cols : index
+          %col = arith.addi %block_col0, %c_at : index
+          %col_in = arith.minui %col, %nlast_s : index
+          %scaled = func.call @scale_sum(%dot, %col_in${SCALE_ARG}) : (f32, index${SCALE_TYPE}) -> f32
+          memref.store %scaled, %sums[%at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
         }
       } {gatejit.unroll}
       gpu.barrier
@@ -266,10 +280,10 @@ module attributes {gpu.container_module} {
     // acc[r * M_MAX + m] += dot(weight[col0 + r, 16-byte vector v], hidden[m, vector v])
     // for r < ROWS, m < M_MAX. Rows past N read row N - 1 and rows m >= M read
     // row M - 1: every load stays in bounds, and those outputs are never stored.
-    func.func private @accumulate_vector(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
-                                         %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
+    func.func private @accumulate_vector(%hidden: memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>,
+                                         %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                                          %acc: vector<${ACC_LEN}xf32>, %col0: index, %v: index,
-                                         %mlast: index) -> vector<${ACC_LEN}xf32> {
+                                         %mlast: index${SCALE_PARAM}) -> vector<${ACC_LEN}xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %vec = arith.constant ${VEC} : index
@@ -281,27 +295,29 @@ module attributes {gpu.container_module} {
       %k0 = arith.muli %v, %vec : index
       %pairs = arith.constant ${PAIRS} : index
       %part = arith.constant ${PART} : index
-      %wzero = arith.constant dense<0.0> : vector<${ROWS}x${PAIRS}x2x${T}>
-      // The weight vectors of every row first: ROWS independent loads, kept in
-      // the storage type as PAIRS pairs (the dot snippet converts, or not).
-      %ws = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wzero) -> (vector<${ROWS}x${PAIRS}x2x${T}>) {
+      %wzero = arith.constant dense<0.0> : vector<${ROWS}x${PAIRS}x2x${T_DOT}>
+      // The weight vectors of every row first: ROWS independent loads, as
+      // PAIRS pairs of what the dot snippet multiplies (@weight_pairs: the
+      // storage type itself, or decoded fp8 with its block scale).
+      %ws = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wzero) -> (vector<${ROWS}x${PAIRS}x2x${T_DOT}>) {
         %col = arith.addi %col0, %r : index
         %col_ld = arith.minui %col, %nlast : index
         %w_row = arith.muli %col_ld, %ldw : index
         %w_idx = arith.addi %w_row, %k0 : index
-        %w = vector.load %weight[%w_idx] {alignment = 16} : memref<${W_SIZE}x${T}, #gpu.address_space<global>>, vector<${VEC}x${T}>
-        %w2 = vector.shape_cast %w : vector<${VEC}x${T}> to vector<${PAIRS}x2x${T}>
-        %wacc2 = vector.insert %w2, %wacc[%r] : vector<${PAIRS}x2x${T}> into vector<${ROWS}x${PAIRS}x2x${T}>
-        scf.yield %wacc2 : vector<${ROWS}x${PAIRS}x2x${T}>
+        %w = vector.load %weight[%w_idx] {alignment = 16} : memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>, vector<${VEC}x${T_WEIGHT}>
+        %w2 = func.call @weight_pairs(%w, %col_ld, %k0${SCALE_ARG})
+            : (vector<${VEC}x${T_WEIGHT}>, index, index${SCALE_TYPE}) -> vector<${PAIRS}x2x${T_DOT}>
+        %wacc2 = vector.insert %w2, %wacc[%r] : vector<${PAIRS}x2x${T_DOT}> into vector<${ROWS}x${PAIRS}x2x${T_DOT}>
+        scf.yield %wacc2 : vector<${ROWS}x${PAIRS}x2x${T_DOT}>
       } {gatejit.unroll}
       %res = scf.for %m = %c0 to %mmax step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
         %hm = arith.minui %m, %mlast : index
         %h_row = arith.muli %hm, %ldh : index
         %h_idx = arith.addi %h_row, %k0 : index
-        %h = vector.load %hidden[%h_idx] {alignment = 16} : memref<${H_SIZE}x${T}, #gpu.address_space<global>>, vector<${VEC}x${T}>
-        %h2 = vector.shape_cast %h : vector<${VEC}x${T}> to vector<${PAIRS}x2x${T}>
+        %h = vector.load %hidden[%h_idx] {alignment = 16} : memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, vector<${VEC}x${T_HIDDEN}>
+        %h2 = vector.shape_cast %h : vector<${VEC}x${T_HIDDEN}> to vector<${PAIRS}x2x${T_HIDDEN}>
         %a_m = scf.for %r = %c0 to %rows step %c1 iter_args(%ar = %a) -> (vector<${ACC_LEN}xf32>) {
-          %wr = vector.extract %ws[%r] : vector<${PAIRS}x2x${T}> from vector<${ROWS}x${PAIRS}x2x${T}>
+          %wr = vector.extract %ws[%r] : vector<${PAIRS}x2x${T_DOT}> from vector<${ROWS}x${PAIRS}x2x${T_DOT}>
           %i_row = arith.muli %r, %mmax : index
           %i = arith.addi %i_row, %m : index
           %p0 = arith.muli %i, %part : index
@@ -311,9 +327,9 @@ module attributes {gpu.container_module} {
             %pq = arith.remui %q, %part : index
             %j = arith.addi %p0, %pq : index
             %sum = vector.extract %av[%j] : f32 from vector<${ACC_LEN}xf32>
-            %wq = vector.extract %wr[%q] : vector<2x${T}> from vector<${PAIRS}x2x${T}>
-            %hq = vector.extract %h2[%q] : vector<2x${T}> from vector<${PAIRS}x2x${T}>
-            %next = func.call @dot2(%wq, %hq, %sum) : (vector<2x${T}>, vector<2x${T}>, f32) -> f32
+            %wq = vector.extract %wr[%q] : vector<2x${T_DOT}> from vector<${PAIRS}x2x${T_DOT}>
+            %hq = vector.extract %h2[%q] : vector<2x${T_HIDDEN}> from vector<${PAIRS}x2x${T_HIDDEN}>
+            %next = func.call @dot2(%wq, %hq, %sum) : (vector<2x${T_DOT}>, vector<2x${T_HIDDEN}>, f32) -> f32
             %av2 = vector.insert %next, %av[%j] : f32 into vector<${ACC_LEN}xf32>
             scf.yield %av2 : vector<${ACC_LEN}xf32>
           } {gatejit.unroll}

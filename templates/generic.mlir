@@ -5,18 +5,22 @@
 // fp32 accumulation, the same epilogue as every other template.
 //
 // Parameters:
-//   ${T}      element type (bf16 | f16 | f32)
+//   ${T}      element type of hidden, attn and out (bf16 | f16 | f32)
+//   ${T_WEIGHT} storage type of the weight (${T}, or i8 for e4m3)
+//   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} S_SIZE
+//             an fp8 weight's scales: the kernel's last argument and how
+//             @weight_to_f32 and @scale_sum receive it (empty otherwise)
 //   ${BLOCK}  threads per workgroup
 //   ${SPAN}   nominal extent of each buffer (elements); sizes come at launch
 //   ${SYMBOL} kernel symbol
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     gpu.func @${SYMBOL}(%hidden: memref<${SPAN}x${T}, #gpu.address_space<global>>,
-                        %weight: memref<${SPAN}x${T}, #gpu.address_space<global>>,
+                        %weight: memref<${SPAN}x${T_WEIGHT}, #gpu.address_space<global>>,
                         %attn: memref<${SPAN}x${T}, #gpu.address_space<global>>,
                         %out: memref<${SPAN}x${T}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
-                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64)
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -29,6 +33,11 @@ module attributes {gpu.container_module} {
       %ldw = arith.index_cast %ldw_actual : i64 to index
       %lda = arith.index_cast %lda_actual : i64 to index
       %ldo = arith.index_cast %ldo_actual : i64 to index
+      // 128-wide K blocks of a block-scaled fp8 weight (unused otherwise).
+      %c127 = arith.constant 127 : index
+      %c128 = arith.constant 128 : index
+      %k_up = arith.addi %k_i, %c127 : index
+      %scale_kb = arith.divui %k_up, %c128 : index
 
       %tid = gpu.thread_id x
       %bx = gpu.block_id x
@@ -45,9 +54,9 @@ module attributes {gpu.container_module} {
           %h_idx = arith.addi %h_row, %k : index
           %w_idx = arith.addi %w_row, %k : index
           %h = memref.load %hidden[%h_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
-          %w = memref.load %weight[%w_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
+          %w = memref.load %weight[%w_idx] : memref<${SPAN}x${T_WEIGHT}, #gpu.address_space<global>>
           %hf = func.call @to_f32(%h) : (${T}) -> f32
-          %wf = func.call @to_f32(%w) : (${T}) -> f32
+          %wf = func.call @weight_to_f32(%w, %col, %k${SCALE_ARG}) : (${T_WEIGHT}, index, index${SCALE_TYPE}) -> f32
           %next = llvm.call_intrinsic "llvm.fma.f32"(%hf, %wf, %acc) : (f32, f32, f32) -> f32
           scf.yield %next : f32
         }
@@ -56,7 +65,8 @@ module attributes {gpu.container_module} {
         %o_row = arith.muli %m, %ldo : index
         %o_idx = arith.addi %o_row, %col : index
         %a = memref.load %attn[%a_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
-        %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
+        %dot_s = func.call @scale_sum(%dot, %col${SCALE_ARG}) : (f32, index${SCALE_TYPE}) -> f32
+        %o = func.call @gate_epilogue(%dot_s, %a) : (f32, ${T}) -> ${T}
         memref.store %o, %out[%o_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
       }
       gpu.return

@@ -19,8 +19,42 @@ const char *mlir_type(DType d) {
     case DType::kBF16: return "bf16";
     case DType::kF16: return "f16";
     case DType::kF32: return "f32";
+    case DType::kFP8E4M3: return "i8";  // the storage byte; the weight snippets decode it
   }
   return "?";
+}
+
+// How the weight snippets receive an fp8 weight's scales (templates/gemv.mlir
+// and generic.mlir document the parameters): the kernel's last argument,
+// passed on with the number of 128-wide K blocks. Empty for 16-bit weights,
+// whose kernels keep the classic argument list.
+void set_weight_params(TemplateParams &P, const Contract &c, const std::string &scale_kb) {
+  P["T_HIDDEN"] = mlir_type(c.dtype_hidden);
+  P["T_WEIGHT"] = mlir_type(c.dtype_weight);
+  const bool scaled = c.weight_scale != WeightScale::kNone;
+  const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>",
+                                         scaled ? weight_scale_count(c) : 1);
+  P["S_SIZE"] = fmt::format("{}", scaled ? weight_scale_count(c) : 1);
+  P["KERNEL_SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref : "";
+  P["SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref + ", %scale_kb: index" : "";
+  P["SCALE_ARG"] = scaled ? ", %weight_scale, %scale_kb" : "";
+  P["SCALE_TYPE"] = scaled ? ", " + memref + ", index" : "";
+  P["SCALE_KB"] = scale_kb;
+}
+
+// The snippets that read the weight: its decoding (and block scale), the
+// scale of the finished sum, and the target's e4m3 conversion.
+std::vector<std::string> weight_snippets(const Contract &c, const char *element_snippet) {
+  const std::string base = element_snippet;
+  switch (c.weight_scale) {
+    case WeightScale::kNone: return {base + "_plain", "scale_sum_none"};
+    case WeightScale::kPerChannel:
+      return {base + "_e4m3", "scale_sum_per_channel", target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"};
+    case WeightScale::kBlock128:
+      return {base + "_e4m3_block128", "scale_sum_none",
+              target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"};
+  }
+  return {};
 }
 
 // Column groups per workgroup for gemv: 4 (4 waves of 64 = the seed kernel's
@@ -90,6 +124,7 @@ void plan_problem(KernelPlan &p) {
 // as it is (v_dot2c_f32_bf16 / v_dot2_f32_f16, fp32 accumulate); elsewhere
 // two fp32 FMAs. (gfx942 keeps FMAs: its bf16 dot is not the same instruction.)
 std::string dot2_snippet(const Contract &c) {
+  if (c.dtype_weight == DType::kFP8E4M3) return "dot2_f32_fma";  // decoded fp32 weights, 16-bit hidden
   if (c.target == Target::kGfx950) return c.dtype_weight == DType::kBF16 ? "dot2_amdgcn_bf16" : "dot2_amdgcn_f16";
   return "dot2_fma";
 }
@@ -108,14 +143,16 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
 
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
-  const int64_t eb = dtype_bytes(c.dtype_weight);  // the 16-byte weight (and hidden) vectors
+  const int64_t eb = dtype_bytes(c.dtype_weight);  // the 16-byte weight vectors (hidden: as many elements)
   const int64_t vec = 16 / eb;
   const int64_t wave = target_wave_size(c.target);
   const int64_t waves = kGemvGroupsPerBlock;
   const int64_t kvecs = c.k / vec;
   GemvTuning t = gemv_tuning(c.m_max, c.n, c.target);
   const int64_t k_full_all = kvecs / wave;
-  if (k_full_all % t.ksplit != 0) t.ksplit = 1;  // each wave takes whole steps
+  // Each wave takes whole steps: the largest split that divides them, halving
+  // the table's (an fp8 row has half the 16-byte steps of a bf16 row).
+  while (t.ksplit > 1 && k_full_all % t.ksplit != 0) t.ksplit /= 2;
   const int64_t k_full = k_full_all / t.ksplit;
   t.unroll = std::max<int64_t>(1, std::min(t.unroll, k_full));  // a group fits in a wave's range
   const int64_t k_groups = k_full / t.unroll;
@@ -129,6 +166,9 @@ void plan_gemv(KernelPlan &p) {
   const int64_t acc = t.rows * c.m_max;
   const int64_t part = std::clamp<int64_t>(64 / acc, 1, vec / 2);
   P["PAIRS"] = fmt::format("{}", vec / 2);
+  P["QUADS"] = fmt::format("{}", vec / 4);
+  P["T_DOT"] = c.dtype_weight == DType::kFP8E4M3 ? "f32" : mlir_type(c.dtype_weight);
+  set_weight_params(P, c, fmt::format("{}", (c.k + kScaleBlock - 1) / kScaleBlock));
   P["ACC"] = fmt::format("{}", acc);
   P["OWN_SLOTS"] = fmt::format("{}", (acc + wave - 1) / wave);
   P["PART"] = fmt::format("{}", part);
@@ -157,6 +197,7 @@ void plan_gemv(KernelPlan &p) {
   P["PIECE_SLOTS"] = fmt::format("{}", (pieces + wave * block_waves - 1) / (wave * block_waves));
   P["SUMS"] = fmt::format("{}", c.m_max * block_cols);
   p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none", "epilogue_pieces"};
+  for (std::string &name : weight_snippets(c, "weight_pairs")) p.snippets.push_back(std::move(name));
   p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
   p.facts = {.form = "gemv", .weight_rows_per_block = waves * t.rows, .hidden_rows_per_block = c.m_max};
@@ -870,6 +911,9 @@ void plan_mma_tiled(KernelPlan &p) {
 
 void plan_generic(KernelPlan &p) {
   p.params["BLOCK"] = fmt::format("{}", kGenericBlock);
+  // K arrives at launch: the kernel computes its 128-wide blocks (%scale_kb).
+  set_weight_params(p.params, p.contract, "");
+  p.snippets = weight_snippets(p.contract, "weight_element");
   // Nominal extent: sizes arrive at launch; 2^40 elements bounds every index.
   p.params["SPAN"] = "1099511627776";
   p.geometry = {uint32_t(kGenericBlock), uint32_t(kGenericBlock), true};
@@ -932,7 +976,11 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
   p.kind = choice->kind;
   p.reason = choice->reason;
   p.contract = choice->contract;
-  p.symbol = fmt::format("gatejit_{}_{}_{}_{}", template_name(p.kind), dtype_name(c.dtype_out),
+  // An fp8 weight and its scale kind are in the name: "gatejit_gemv_bf16_wfp8_e4m3_block128_sigmoid_boundary".
+  const std::string weight = c.dtype_weight == c.dtype_out
+                                 ? std::string()
+                                 : fmt::format("_w{}_{}", dtype_name(c.dtype_weight), weight_scale_name(c.weight_scale));
+  p.symbol = fmt::format("gatejit_{}_{}{}_{}_{}", template_name(p.kind), dtype_name(c.dtype_out), weight,
                          activation_name(c.act), rounding_name(c.rounding));
   p.params["SYMBOL"] = p.symbol;
   p.template_file = template_name(p.kind);
@@ -951,7 +999,7 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
   }
   plan_occupancy(p, c.m_dynamic ? c.m_max : c.m);
   plan_attn_load(p);
-  p.abi = classic_abi(p.geometry.tensor_maps.any());
+  p.abi = gate_abi(p.geometry.tensor_maps.any(), c.weight_scale != WeightScale::kNone);
   return p;
 }
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <string>
+#include <string_view>
 
 #include "file_io.h"
 #include "gatejit/contract_json.h"
@@ -28,7 +29,11 @@ struct ContractFlags {
     add_int(app, "--k", "k", "reduction length K; required");
     add_string(app, "--dtype", "dtype", "element type of all four tensors: bf16 | f16 | f32; default bf16");
     for (const char *key : {"dtype_hidden", "dtype_weight", "dtype_attn", "dtype_out"})
-      add_string(app, std::string("--") + key, key, "bf16 | f16 | f32; default --dtype");
+      add_string(app, std::string("--") + key, key,
+                 std::string("bf16 | f16 | f32") + (std::string_view(key) == "dtype_weight" ? " | fp8_e4m3" : "") +
+                     "; default --dtype");
+    add_string(app, "--weight_scale,--weight-scale", "weight_scale",
+               "scales of an fp8_e4m3 weight: per_channel | block128 (128 x 128 blocks); default none");
     add_string(app, "--act", "act", "sigmoid | silu; default sigmoid");
     add_string(app, "--rounding", "rounding", "boundary (round at every boundary) | fused; default boundary");
     add_string(app, "--target", "target", target_help());

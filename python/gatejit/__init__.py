@@ -13,6 +13,7 @@ on torch CUDA tensors, on the current torch stream, through torch custom ops
     import torch, gatejit
     out = gatejit.gate_epilogue(hidden, weight, attn)             # new tensor
     gatejit.gate_epilogue(hidden, weight, attn, out=attn)         # in place
+    gatejit.gate_epilogue(hidden, w_fp8, attn, weight_scale=s)    # fp8 e4m3 weight, fp32 scales
     gatejit.prepare_for([1, 2, 4, 8], n, k, torch.bfloat16)       # before CUDA graph capture
     gatejit.supports(hidden, weight, attn)                        # bool; never raises, never compiles
     print(gatejit.explain(hidden, weight, attn))                  # which kernel, why
@@ -73,6 +74,7 @@ __all__ = [
     "supports_shape",
     "supports_contract",
     "prepare_for",
+    "SCALE_LAYOUTS",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -210,7 +212,8 @@ class Runtime:
 
     # -- tensors ---------------------------------------------------------------
 
-    def gate_epilogue(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary"):
+    def gate_epilogue(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
+                      *, weight_scale=None):
         """``out = act(hidden @ weight.T) * attn``, launched on the current torch stream.
 
         Args:
@@ -221,22 +224,32 @@ class Runtime:
                 tensor with attn's shape, dtype and device is allocated.
             act: "sigmoid" or "silu".
             rounding: "boundary" (default) or "fused".
+            weight_scale: for a torch.float8_e4m3fn weight (and only then):
+                its torch.float32 scales, packed (contiguous), on the same
+                device: [N, 1] (or [N]) one per output channel, or
+                [ceil(N/128), ceil(K/128)] one per 128 x 128 block (DeepSeek-V3's
+                layout, vLLM's ``weight_scale_inv``). The weight's value is
+                its fp8 value times its scale; the projection is accumulated
+                in fp32, everything after it is as for a bf16/f16 weight.
 
-        All tensors: same dtype (bfloat16, float16 or float32), same CUDA
-        device, inner dimension contiguous (stride(-1) == 1); the row stride
-        stride(0) is the leading dimension. Returns ``out``. No synchronisation;
-        with ``out`` given, no allocation (safe inside CUDA graph capture once
-        the kernel is prepared). Not differentiable.
+        All tensors: same dtype (bfloat16, float16 or float32), except that the
+        weight may be torch.float8_e4m3fn (with weight_scale) for bfloat16 /
+        float16 activations; same CUDA device, inner dimension contiguous
+        (stride(-1) == 1); the row stride stride(0) is the leading dimension.
+        Returns ``out``. No synchronisation; with ``out`` given, no allocation
+        (safe inside CUDA graph capture once the kernel is prepared). Not
+        differentiable.
         """
         if out is None:
             torch = _torch()
             if not isinstance(attn, torch.Tensor):
-                _Call(hidden, weight, attn, out, act, rounding)  # raises, naming the argument
+                _Call(hidden, weight, attn, out, act, rounding, weight_scale)  # raises, naming the argument
             out = torch.empty(attn.shape, dtype=attn.dtype, device=attn.device)
-        self._launcher.launch(hidden, weight, attn, out, act, rounding)
+        self._launcher.launch(hidden, weight, attn, out, act, rounding, weight_scale)
         return out
 
-    def prepare(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary") -> None:
+    def prepare(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
+                *, weight_scale=None) -> None:
         """Resolves and loads the kernel of this call without launching it.
 
         Call it before capturing the call in a CUDA graph: the first call of a
@@ -245,7 +258,7 @@ class Runtime:
         prepares for the packed output gate_epilogue allocates. Shapes only
         known as numbers: :func:`gatejit.prepare_for`.
         """
-        call = _Call(hidden, weight, attn, out, act, rounding)
+        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale)
         if not call.empty:
             self._launcher.prepare_args(call.args, "prepare")
 
@@ -258,9 +271,10 @@ class Runtime:
         replay launches without calling it (its capture counted once)."""
         return self._launcher.launch_count
 
-    def explain(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary") -> str:
+    def explain(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
+                *, weight_scale=None) -> str:
         """Which kernel path this call takes and why, e.g. "specialised gemv from bundle kernels.gjb"."""
-        call = _Call(hidden, weight, attn, out, act, rounding)
+        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale)
         if call.empty:
             return "nothing to compute: M or N is 0"
         return self._explain_args(call.args)
@@ -291,7 +305,7 @@ def default_runtime() -> Runtime:
 
 
 def gate_epilogue(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-                  *, runtime: Optional[Runtime] = None):
+                  *, runtime: Optional[Runtime] = None, weight_scale=None):
     """``act(hidden @ weight.T) * attn``; see :meth:`Runtime.gate_epilogue` for the arguments.
 
     On the default runtime this goes through the torch custom ops
@@ -301,8 +315,8 @@ def gate_epilogue(hidden, weight, attn, out=None, act: str = "sigmoid", rounding
     ``runtime=`` it calls that runtime directly (eager only).
     """
     if runtime is not None:
-        return runtime.gate_epilogue(hidden, weight, attn, out, act, rounding)
-    return _ops_module().gate_epilogue(hidden, weight, attn, out, act, rounding)
+        return runtime.gate_epilogue(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale)
+    return _ops_module().gate_epilogue(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale)
 
 
 def launch_count() -> int:
@@ -311,15 +325,16 @@ def launch_count() -> int:
 
 
 def prepare(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-            *, runtime: Optional[Runtime] = None) -> None:
+            *, runtime: Optional[Runtime] = None, weight_scale=None) -> None:
     """Resolve and load without launching (before CUDA graph capture); see :meth:`Runtime.prepare`."""
-    (runtime or default_runtime()).prepare(hidden, weight, attn, out, act, rounding)
+    (runtime or default_runtime()).prepare(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale)
 
 
 def explain(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-            *, runtime: Optional[Runtime] = None) -> str:
+            *, runtime: Optional[Runtime] = None, weight_scale=None) -> str:
     """Which kernel path the call takes and why; see :meth:`Runtime.explain`."""
-    return (runtime or default_runtime()).explain(hidden, weight, attn, out, act, rounding)
+    return (runtime or default_runtime()).explain(hidden, weight, attn, out, act, rounding,
+                                                  weight_scale=weight_scale)
 
 
 def load_bundle(path: PathLike) -> None:
@@ -351,7 +366,7 @@ def _ops_module():
     return _ops
 
 
-from ._support import prepare_for, supports, supports_contract, supports_shape  # noqa: E402
+from ._support import SCALE_LAYOUTS, prepare_for, supports, supports_contract, supports_shape  # noqa: E402
 
 # Where torch is installed, register the ops now (importing torch), so that
 # torch.ops.gatejit.* exist and a torch.compile'd function that calls

@@ -35,14 +35,93 @@ def _torch():
 
 
 _DTYPES: Optional[dict] = None
+_FP8 = None  # torch.float8_e4m3fn, or False where this torch has no float8
 
 
 def _dtype_codes() -> dict:
+    """torch dtype -> C enum, float8_e4m3fn included where this torch has it."""
     global _DTYPES
     if _DTYPES is None:
         torch = _torch()
-        _DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16, torch.float32: _capi.F32}
+        codes = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16, torch.float32: _capi.F32}
+        fp8 = fp8_dtype()
+        if fp8 is not None:
+            codes[fp8] = _capi.FP8_E4M3
+        _DTYPES = codes
     return _DTYPES
+
+
+def fp8_dtype():
+    """torch.float8_e4m3fn (the C API's GATEJIT_FP8_E4M3), or None on a torch without float8 (< 2.1)."""
+    global _FP8
+    if _FP8 is None:
+        _FP8 = getattr(_torch(), "float8_e4m3fn", None) or False
+    return _FP8 or None
+
+
+#: Activation dtypes an fp8 weight can be used with (hidden, attn and out).
+_FP8_ACTIVATION_CODES = (_capi.BF16, _capi.F16)
+
+
+def scale_shapes(n: int, k: int) -> dict:
+    """The shapes weight_scale may have for an [n, k] fp8 weight, by layout."""
+    b = _capi.SCALE_BLOCK
+    return {"per_channel": (n, 1), "block128": (-(-n // b), -(-k // b))}
+
+
+def _scale_shape_text(n: int, k: int) -> str:
+    shapes = scale_shapes(n, k)
+    r, c = shapes["block128"]
+    return (f"[N] or [N, 1] = [{n}, 1] (one scale per output channel) or "
+            f"[ceil(N/128), ceil(K/128)] = [{r}, {c}] (one per 128 x 128 block of the weight)")
+
+
+def check_weight_scale(weight_scale, weight, n: int, k: int, device) -> Optional[tuple]:
+    """Checks weight_scale against an [n, k] weight; returns the (rows, cols) it
+    is described with (per channel: (n, 1), a 1-D [n] included; per block:
+    (ceil(n/128), ceil(k/128))), or None for a weight without scales.
+    Raises GatejitArgumentError naming weight_scale."""
+    torch = _torch()
+    fp8 = fp8_dtype()
+    is_fp8 = fp8 is not None and weight.dtype == fp8
+    if weight_scale is None:
+        if is_fp8:
+            raise GatejitArgumentError(
+                "weight_scale",
+                f"weight is {weight.dtype}: weight_scale is required (torch.float32, {_scale_shape_text(n, k)}); "
+                "the weight's value is its fp8 value times its scale")
+        return None
+    if not isinstance(weight_scale, torch.Tensor):
+        raise GatejitArgumentError(
+            "weight_scale", f"weight_scale: expected a torch.Tensor or None, got {type(weight_scale).__name__}")
+    if not is_fp8:
+        raise GatejitArgumentError(
+            "weight_scale",
+            f"weight_scale is given but weight.dtype = {weight.dtype}: scales belong to a torch.float8_e4m3fn "
+            "weight only (pass weight_scale=None for a bfloat16 / float16 / float32 weight)")
+    if weight_scale.dtype != torch.float32:
+        raise GatejitArgumentError(
+            "weight_scale", f"weight_scale.dtype = {weight_scale.dtype}: must be torch.float32")
+    if weight_scale.device != device:
+        raise GatejitArgumentError(
+            "weight_scale",
+            f"weight_scale is on device '{weight_scale.device}' but hidden is on '{device}': "
+            "all tensors must be on the same CUDA device")
+    shape = tuple(int(d) for d in weight_scale.shape)
+    shapes = scale_shapes(n, k)
+    if shape == (n,):
+        rows, cols = n, 1
+    elif shape in (shapes["per_channel"], shapes["block128"]):
+        rows, cols = shape
+    else:
+        raise GatejitArgumentError(
+            "weight_scale", f"weight_scale has shape {shape}: expected {_scale_shape_text(n, k)}")
+    if not weight_scale.is_contiguous():
+        raise GatejitArgumentError(
+            "weight_scale",
+            f"weight_scale has strides {tuple(weight_scale.stride())}: it must be packed (contiguous, row stride = "
+            f"its number of columns); pass weight_scale.contiguous()")
+    return rows, cols
 
 
 def _choice(argument: str, value: Any, allowed: Mapping[str, int]) -> int:
@@ -56,8 +135,19 @@ def _dtype_mismatch(name: str, t, hidden) -> None:
     raise GatejitArgumentError(
         name,
         f"{name}.dtype = {t.dtype} differs from hidden.dtype = {hidden.dtype}: "
-        "hidden, weight, attn and out must all have the same dtype",
+        "hidden, weight, attn and out must all have the same dtype (the weight may instead be "
+        "torch.float8_e4m3fn, with weight_scale, for bfloat16 / float16 hidden, attn and out)",
     )
+
+
+def _check_fp8_activations(weight, hidden) -> None:
+    """An fp8 weight goes with bf16 / f16 activations only."""
+    if _dtype_codes().get(hidden.dtype) not in _FP8_ACTIVATION_CODES:
+        raise GatejitArgumentError(
+            "weight",
+            f"weight.dtype = {weight.dtype} needs bfloat16 or float16 hidden, attn and out; "
+            f"hidden.dtype = {hidden.dtype}",
+        )
 
 
 def _matrix(name: str, t, rows: int, cols: int, data: Optional[int] = None) -> _capi.Tensor:
@@ -88,7 +178,7 @@ class _Call:
 
     __slots__ = ("args", "device", "empty")
 
-    def __init__(self, hidden, weight, attn, out, act, rounding):
+    def __init__(self, hidden, weight, attn, out, act, rounding, weight_scale=None):
         torch = _torch()
         act_code = _choice("act", act, ACTIVATIONS)
         rounding_code = _choice("rounding", rounding, ROUNDINGS)
@@ -99,13 +189,16 @@ class _Call:
         for name, t in named:
             if not isinstance(t, torch.Tensor):
                 raise GatejitArgumentError(name, f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        fp8 = fp8_dtype()
         for name, t in named:
-            if t.dtype not in codes:
+            if t.dtype not in codes or (t.dtype == fp8 and name != "weight"):
                 raise GatejitArgumentError(
                     name, f"{name}.dtype = {t.dtype}: allowed are torch.bfloat16, torch.float16, torch.float32"
-                )
+                    + (" (and torch.float8_e4m3fn for weight, with weight_scale)" if fp8 is not None else ""))
+        if fp8 is not None and weight.dtype == fp8:
+            _check_fp8_activations(weight, hidden)
         for name, t in named[1:]:
-            if t.dtype != hidden.dtype:
+            if t.dtype != hidden.dtype and not (name == "weight" and t.dtype == fp8):
                 _dtype_mismatch(name, t, hidden)
         if hidden.device.type != "cuda":
             raise GatejitArgumentError(
@@ -149,6 +242,7 @@ class _Call:
             raise GatejitArgumentError(
                 "out", "out shares attn's memory with different strides: pass out=attn itself, or a separate tensor"
             )
+        scale_shape = check_weight_scale(weight_scale, weight, n, k, hidden.device)
 
         self.device = hidden.device
         self.empty = m == 0 or n == 0
@@ -163,6 +257,9 @@ class _Call:
             args.out = _matrix("out", out, m, n)
         else:  # described as the packed tensor gate_epilogue would allocate
             args.out = _capi.Tensor(_FRESH_ALLOCATION, codes[hidden.dtype], m, n, n)
+        if scale_shape is not None:
+            rows, cols = scale_shape
+            args.weight_scale = _capi.Tensor(weight_scale.data_ptr(), _capi.F32, rows, cols, cols)
         args.act = act_code
         args.rounding = rounding_code
         args.device_kind = _capi.DEVICE_HIP if getattr(torch.version, "hip", None) else _capi.DEVICE_CUDA
@@ -189,8 +286,9 @@ _ALIGN_MASK = 15
 def contract_key(args: _capi.GateArgs) -> tuple:
     """What decides the kernel (and so what must be resolved before a CUDA graph
     capture): the descriptors without the pointer values, the pointers'
-    alignment (low four bits), act, rounding and the device."""
+    alignment (low four bits), act, rounding and the device; the weight
+    scales' descriptor too (all zero without them)."""
     def part(t: _capi.Tensor):
         return (t.dtype, t.rows, t.cols, t.ld, (t.data or 0) & _ALIGN_MASK)
     return (part(args.hidden), part(args.weight), part(args.attn), part(args.out),
-            args.act, args.rounding, args.device_kind, args.device_ordinal)
+            args.act, args.rounding, args.device_kind, args.device_ordinal, part(args.weight_scale))

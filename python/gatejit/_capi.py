@@ -9,16 +9,19 @@ The struct layouts below must match gatejit.h exactly (x86-64 / aarch64 SysV:
 a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
 
     gatejit_tensor_t           40 bytes: data@0 dtype@8 rows@16 cols@24 ld@32
-    gatejit_gate_args_t       192 bytes: struct_size@0 hidden@8 weight@48
+    gatejit_gate_args_t       232 bytes: struct_size@0 hidden@8 weight@48
                                          attn@88 out@128 act@168 rounding@172
                                          device_kind@176 device_ordinal@180
-                                         stream@184
+                                         stream@184 weight_scale@192
     gatejit_runtime_options_t  40 bytes: struct_size@0 cache_dir@8
                                          disable_cache@16 cache_read_only@20
                                          disable_jit@24 bundle_path@32
 
 Both structs begin with ``struct_size`` (API version 2); their constructors
-here set it, and take the other fields positionally as before.
+here set it, and take the other fields positionally as before. API version 3
+appended ``weight_scale`` (the fp32 scales of an fp8 e4m3 weight) to
+gatejit_gate_args_t: this binding passes the version-3 size (232), and leaves
+``weight_scale`` all zero for a bf16 / f16 / f32 weight.
 
 :func:`check_layout` asserts these numbers at load time.
 """
@@ -48,7 +51,7 @@ __all__ = [
 
 # --- enums (values as in gatejit.h) -----------------------------------------
 
-API_VERSION = 2  # GATEJIT_API_VERSION this binding was written against
+API_VERSION = 3  # GATEJIT_API_VERSION this binding was written against
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -77,6 +80,11 @@ STATUS_NAMES = {
 BF16 = 0
 F16 = 1
 F32 = 2
+FP8_E4M3 = 3  # OCP e4m3 ("e4m3fn", torch.float8_e4m3fn); weights only, with weight_scale
+
+#: Rows/columns of the weight that one block scale covers (weight_scale
+#: [ceil(N / 128), ceil(K / 128)], DeepSeek-V3's layout).
+SCALE_BLOCK = 128
 
 SIGMOID = 0
 SILU = 1
@@ -141,7 +149,8 @@ class _Sized(ctypes.Structure):
 
 
 class GateArgs(_Sized):
-    """gatejit_gate_args_t: one call's four tensors, activation, rounding, device and stream."""
+    """gatejit_gate_args_t: one call's four tensors, activation, rounding, device and stream,
+    and (API version 3) the fp32 scales of an fp8 weight (all zero otherwise)."""
 
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -154,6 +163,7 @@ class GateArgs(_Sized):
         ("device_kind", ctypes.c_int),
         ("device_ordinal", ctypes.c_int),
         ("stream", ctypes.c_void_p),
+        ("weight_scale", Tensor),
     ]
 
 
@@ -175,7 +185,7 @@ def check_layout() -> None:
     expected = {
         Tensor: (40, {"data": 0, "dtype": 8, "rows": 16, "cols": 24, "ld": 32}),
         GateArgs: (
-            192,
+            232,
             {
                 "struct_size": 0,
                 "hidden": 8,
@@ -187,6 +197,7 @@ def check_layout() -> None:
                 "device_kind": 176,
                 "device_ordinal": 180,
                 "stream": 184,
+                "weight_scale": 192,
             },
         ),
         RuntimeOptions: (

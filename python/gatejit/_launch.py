@@ -26,14 +26,16 @@ from ._call import _ALIGN_MASK, _Call, _torch, contract_key, run_on_device
 from ._capi import GatejitArgumentError, GatejitError
 
 # Byte offsets of the fields written per call (see _capi.check_layout).
-_OFFSETS = {name: getattr(_capi.GateArgs, name).offset for name in ("hidden", "weight", "attn", "out", "stream")}
+_OFFSETS = {name: getattr(_capi.GateArgs, name).offset
+            for name in ("hidden", "weight", "attn", "out", "stream", "weight_scale")}
 _MAX_ENTRIES = 4096  # per thread; cleared when exceeded (a new layout then pays its first-call cost again)
 
 
 class _Entry:
     """The prebuilt descriptors of one layout and views of the fields written per call."""
 
-    __slots__ = ("args", "ref", "hidden", "weight", "attn", "out", "stream", "device", "empty", "alias_check")
+    __slots__ = ("args", "ref", "hidden", "weight", "attn", "out", "stream", "scale", "device", "empty",
+                 "alias_check")
 
     def __init__(self, call: _Call, alias_check: bool):
         self.empty = call.empty
@@ -49,6 +51,7 @@ class _Entry:
         self.attn = ctypes.c_void_p.from_buffer(args, _OFFSETS["attn"])
         self.out = ctypes.c_void_p.from_buffer(args, _OFFSETS["out"])
         self.stream = ctypes.c_void_p.from_buffer(args, _OFFSETS["stream"])
+        self.scale = ctypes.c_void_p.from_buffer(args, _OFFSETS["weight_scale"])
 
 
 class _ThreadState:
@@ -119,24 +122,31 @@ class Launcher:
 
     # -- launching -------------------------------------------------------------------
 
-    def launch(self, hidden, weight, attn, out, act: str, rounding: str) -> None:
-        """``out = act(hidden @ weight.T) * attn`` on torch's current stream of the tensors' device."""
+    def launch(self, hidden, weight, attn, out, act: str, rounding: str, weight_scale=None) -> None:
+        """``out = act(hidden @ weight.T) * attn`` on torch's current stream of the tensors' device
+        (the weight's value is weight * weight_scale for an fp8 weight)."""
         try:
             state = self._local.state
         except AttributeError:
             state = self._state()
         try:
             hp, wp, ap, op = hidden.data_ptr(), weight.data_ptr(), attn.data_ptr(), out.data_ptr()
+            if weight_scale is None:
+                sp, scale_key = 0, None
+            else:
+                sp = weight_scale.data_ptr()
+                scale_key = (weight_scale.shape, weight_scale.stride(), weight_scale.dtype,
+                             weight_scale.get_device(), sp & _ALIGN_MASK)
             key = (hidden.shape, hidden.stride(), weight.shape, weight.stride(), attn.shape, attn.stride(),
                    out.shape, out.stride(), hidden.dtype, weight.dtype, attn.dtype, out.dtype,
                    hidden.get_device(), weight.get_device(), attn.get_device(), out.get_device(),
-                   act, rounding, hp & _ALIGN_MASK, wp & _ALIGN_MASK, ap & _ALIGN_MASK, op & _ALIGN_MASK)
+                   act, rounding, hp & _ALIGN_MASK, wp & _ALIGN_MASK, ap & _ALIGN_MASK, op & _ALIGN_MASK, scale_key)
             entry = state.entries.get(key)
         except (AttributeError, TypeError, RuntimeError):
             # Not tensors, or tensors without storage: the full checks say which argument.
             key, entry = None, None
         if entry is None:
-            entry = self._first_call(state, key, hidden, weight, attn, out, act, rounding)
+            entry = self._first_call(state, key, hidden, weight, attn, out, act, rounding, weight_scale)
         if entry.empty:
             return
         if entry.alias_check and ap == op:
@@ -146,14 +156,17 @@ class Launcher:
         entry.weight.value = wp
         entry.attn.value = ap
         entry.out.value = op
+        if sp:
+            entry.scale.value = sp
         entry.stream.value = self._raw_stream(entry.device) or None
         status = self._launch_fn(self._runtime.handle, entry.ref)
         if status:
             _capi.check(status, "gate_epilogue")
         state.launches += 1
 
-    def _first_call(self, state: _ThreadState, key, hidden, weight, attn, out, act, rounding) -> _Entry:
-        call = _Call(hidden, weight, attn, out, act, rounding)  # raises GatejitArgumentError naming the argument
+    def _first_call(self, state: _ThreadState, key, hidden, weight, attn, out, act, rounding, weight_scale) -> _Entry:
+        # raises GatejitArgumentError naming the argument
+        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale)
         if key is None:  # pragma: no cover - _Call rejects what made the key fail
             raise GatejitError("gate_epilogue: could not describe the arguments", _capi.INVALID_ARGUMENT)
         if self._raw_stream is None:
@@ -168,10 +181,15 @@ class Launcher:
 
 
 def _describe(args: _capi.GateArgs) -> str:
-    names = {_capi.BF16: "bf16", _capi.F16: "f16", _capi.F32: "f32"}
+    names = {_capi.BF16: "bf16", _capi.F16: "f16", _capi.F32: "f32", _capi.FP8_E4M3: "fp8_e4m3"}
     acts = {_capi.SIGMOID: "sigmoid", _capi.SILU: "silu"}
     roundings = {_capi.ROUNDING_BOUNDARY: "boundary", _capi.ROUNDING_FUSED: "fused"}
-    return (f"M={args.attn.rows} N={args.weight.rows} K={args.weight.cols} {names.get(args.hidden.dtype)} "
+    weight = ""
+    if args.weight.dtype != args.hidden.dtype:
+        scale = args.weight_scale
+        layout = "per_channel" if scale.cols == 1 and scale.rows == args.weight.rows else "block128"
+        weight = f"weight {names.get(args.weight.dtype)} scales {layout} [{scale.rows}, {scale.cols}] "
+    return (f"M={args.attn.rows} N={args.weight.rows} K={args.weight.cols} {names.get(args.hidden.dtype)} {weight}"
             f"act={acts.get(args.act)} rounding={roundings.get(args.rounding)} "
             f"ld_hidden={args.hidden.ld} ld_weight={args.weight.ld} ld_attn={args.attn.ld} ld_out={args.out.ld} "
             f"device {args.device_ordinal}")

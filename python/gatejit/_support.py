@@ -21,11 +21,17 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Mapping, Union
 
 from . import _capi
-from ._call import _FRESH_ALLOCATION, ACTIVATIONS, ROUNDINGS, _Call, _choice, _torch
+from ._call import (_FP8_ACTIVATION_CODES, _FRESH_ALLOCATION, ACTIVATIONS, ROUNDINGS, _Call, _choice, _torch,
+                    fp8_dtype, scale_shapes)
 from ._capi import GatejitArgumentError, GatejitError
 
 _DTYPE_NAMES = {"bf16": _capi.BF16, "bfloat16": _capi.BF16, "f16": _capi.F16, "float16": _capi.F16,
                 "half": _capi.F16, "f32": _capi.F32, "float32": _capi.F32}
+#: Names of weight_dtype for an fp8 e4m3 weight (besides torch.float8_e4m3fn).
+_FP8_NAMES = {"fp8_e4m3": _capi.FP8_E4M3, "fp8": _capi.FP8_E4M3, "e4m3": _capi.FP8_E4M3,
+              "float8_e4m3fn": _capi.FP8_E4M3}
+#: Layouts of the scales of an fp8 weight (the values of weight_scale given as a name).
+SCALE_LAYOUTS = ("per_channel", "block128")
 
 
 def _runtime(runtime):
@@ -43,7 +49,57 @@ def _dtype_code(dtype: Any) -> int:
     if dtype in codes:
         return codes[dtype]
     raise GatejitArgumentError(
-        "dtype", f"dtype = {dtype!r}: allowed are torch.bfloat16, torch.float16, torch.float32 (or 'bf16', 'f16', 'f32')")
+        "dtype", f"dtype = {dtype!r}: allowed are torch.bfloat16, torch.float16, torch.float32 (or 'bf16', 'f16', 'f32'); "
+        "an fp8 weight is weight_dtype=torch.float8_e4m3fn")
+
+
+def _weight_code(weight_dtype: Any, code: int) -> int:
+    """The weight's C dtype: the activations' (weight_dtype None or equal), or FP8_E4M3."""
+    if weight_dtype is None:
+        return code
+    if isinstance(weight_dtype, str) and weight_dtype in _FP8_NAMES:
+        wcode = _FP8_NAMES[weight_dtype]
+    elif not isinstance(weight_dtype, str) and fp8_dtype() is not None and weight_dtype == fp8_dtype():
+        wcode = _capi.FP8_E4M3
+    else:
+        try:
+            wcode = _dtype_code(weight_dtype)
+        except GatejitArgumentError:
+            wcode = None
+        if wcode != code:
+            raise GatejitArgumentError(
+                "weight_dtype", f"weight_dtype = {weight_dtype!r}: allowed are None (the dtype of the activations), "
+                "torch.float8_e4m3fn or 'fp8_e4m3'")
+    if wcode == _capi.FP8_E4M3 and code not in _FP8_ACTIVATION_CODES:
+        raise GatejitArgumentError(
+            "weight_dtype", "weight_dtype = fp8 e4m3 needs bfloat16 or float16 activations (dtype)")
+    return wcode
+
+
+def _scale_descriptor(weight_scale: Any, wcode: int, n: int, k: int) -> _capi.Tensor:
+    """The weight_scale descriptor of packed scales: weight_scale names the
+    layout ("per_channel" or "block128") or is a scale tensor whose shape says it."""
+    if wcode != _capi.FP8_E4M3:
+        if weight_scale is not None:
+            raise GatejitArgumentError(
+                "weight_scale", f"weight_scale = {weight_scale!r} is given without an fp8 weight: "
+                "pass weight_dtype=torch.float8_e4m3fn, or weight_scale=None")
+        return _capi.Tensor()
+    shapes = scale_shapes(n, k)
+    layout = None
+    if isinstance(weight_scale, str) and weight_scale in SCALE_LAYOUTS:
+        layout = weight_scale
+    elif weight_scale is not None and not isinstance(weight_scale, str) and hasattr(weight_scale, "shape"):
+        shape = tuple(int(d) for d in weight_scale.shape)
+        layout = "per_channel" if shape in ((n,), shapes["per_channel"]) else \
+            "block128" if shape == shapes["block128"] else None
+    if layout is None:
+        raise GatejitArgumentError(
+            "weight_scale", f"weight_scale = {weight_scale!r}: an fp8 weight needs its scales' layout, "
+            f"'per_channel' ([N, 1] = {list(shapes['per_channel'])}) or 'block128' ([ceil(N/128), ceil(K/128)] = "
+            f"{list(shapes['block128'])}), or a scale tensor of one of those shapes")
+    rows, cols = shapes[layout]
+    return _capi.Tensor(_FRESH_ALLOCATION, _capi.F32, rows, cols, cols)
 
 
 def _positive(name: str, value: Any) -> int:
@@ -64,16 +120,20 @@ def _device_index(device: Any) -> int:
     return d.index if d.index is not None else torch.cuda.current_device()
 
 
-def packed_args(m: int, n: int, k: int, dtype: Any, act: str, rounding: str, device: Any) -> _capi.GateArgs:
+def packed_args(m: int, n: int, k: int, dtype: Any, act: str, rounding: str, device: Any,
+                weight_dtype: Any = None, weight_scale: Any = None) -> _capi.GateArgs:
     """The descriptors of a call on fresh packed tensors (hidden [m, k], weight
-    [n, k], attn and out [m, n]) on `device`, on its current stream; the
-    pointers stand in for fresh allocations (their alignment is what counts)."""
+    [n, k], attn and out [m, n], and for an fp8 weight its packed scales) on
+    `device`, on its current stream; the pointers stand in for fresh
+    allocations (their alignment is what counts)."""
     torch = _torch()
     m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
     code = _dtype_code(dtype)
+    wcode = _weight_code(weight_dtype, code)
     args = _capi.GateArgs()
     args.hidden = _capi.Tensor(_FRESH_ALLOCATION, code, m, k, k)
-    args.weight = _capi.Tensor(_FRESH_ALLOCATION, code, n, k, k)
+    args.weight = _capi.Tensor(_FRESH_ALLOCATION, wcode, n, k, k)
+    args.weight_scale = _scale_descriptor(weight_scale, wcode, n, k)
     args.attn = _capi.Tensor(_FRESH_ALLOCATION, code, m, n, n)
     args.out = _capi.Tensor(_FRESH_ALLOCATION, code, m, n, n)
     args.act = _choice("act", act, ACTIVATIONS)
@@ -85,14 +145,14 @@ def packed_args(m: int, n: int, k: int, dtype: Any, act: str, rounding: str, dev
 
 
 def supports(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-             *, runtime=None) -> bool:
+             *, runtime=None, weight_scale=None) -> bool:
     """Whether gatejit can serve this call: the arguments pass every check and
     a kernel for its contract is in a loaded bundle or the cache, or the JIT
     is attached. Never raises, never compiles, launches nothing."""
     try:
-        if any(_without_storage(t) for t in (hidden, weight, attn, out)):
+        if any(_without_storage(t) for t in (hidden, weight, attn, out, weight_scale)):
             return False
-        call = _Call(hidden, weight, attn, out, act, rounding)
+        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale)
         if call.empty:
             return True
         _runtime(runtime)._explain_args(call.args)
@@ -111,11 +171,13 @@ def _without_storage(t: Any) -> bool:
 
 
 def supports_shape(m: int, n: int, k: int, dtype: Any, act: str = "sigmoid", rounding: str = "boundary",
-                   *, device: Any = None, runtime=None) -> bool:
+                   *, device: Any = None, runtime=None, weight_dtype: Any = None, weight_scale: Any = None) -> bool:
     """:func:`supports` for fresh packed tensors of these sizes on `device`
-    (default: torch's current CUDA device). Never raises, never compiles."""
+    (default: torch's current CUDA device). An fp8 weight: ``weight_dtype=
+    torch.float8_e4m3fn`` and ``weight_scale="per_channel"`` or ``"block128"``
+    (or a scale tensor, whose shape says which). Never raises, never compiles."""
     try:
-        _runtime(runtime)._explain_args(packed_args(m, n, k, dtype, act, rounding, device))
+        _runtime(runtime)._explain_args(packed_args(m, n, k, dtype, act, rounding, device, weight_dtype, weight_scale))
         return True
     except Exception:  # noqa: BLE001
         return False
@@ -133,11 +195,17 @@ def supports_contract(contract: Union[str, Mapping[str, Any]], *, runtime=None) 
 
 
 def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = "sigmoid",
-                rounding: str = "boundary", *, device: Any = None, runtime=None) -> Dict[int, str]:
+                rounding: str = "boundary", *, device: Any = None, runtime=None, weight_dtype: Any = None,
+                weight_scale: Any = None) -> Dict[int, str]:
     """Resolves and loads (or JIT-compiles) the kernel of every M in `m_values`
     for packed tensors ([M, k] hidden, [n, k] weight, [M, n] attn and out,
     freshly allocated or at least 16-byte aligned) on `device`, on its current
     stream, before a CUDA graph capture of those calls.
+
+    `dtype` is the activations' (hidden, attn, out) and, by default, the
+    weight's. An fp8 e4m3 weight: ``weight_dtype=torch.float8_e4m3fn`` (or
+    "fp8_e4m3") and ``weight_scale="per_channel"`` ([N, 1] scales) or
+    ``"block128"`` ([ceil(N/128), ceil(K/128)]), or the scale tensor itself.
 
     Run it on the stream that will be captured: the tiled mma kernels
     (sm_90, M > 16) keep one module instance per stream, loaded by the
@@ -157,7 +225,7 @@ def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = 
     for m in sorted(set(ms)):
         if m < 1:
             raise GatejitArgumentError("m_values", f"m_values holds {m}: every M must be >= 1")
-        args = packed_args(m, n, k, dtype, act, rounding, device)
+        args = packed_args(m, n, k, dtype, act, rounding, device, weight_dtype, weight_scale)
         try:
             rt._launcher.prepare_args(args, f"prepare_for(m={m}, n={n}, k={k})")
         except GatejitError as e:

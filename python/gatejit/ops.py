@@ -6,12 +6,17 @@ Three operators under the ``gatejit`` namespace, defined with
 (registered for CUDA and CPU, so errors name the argument for CPU tensors
 too) and a fake implementation for tracing (symbolic M included):
 
-    torch.ops.gatejit.gate_epilogue(hidden, weight, attn, act="sigmoid", rounding="boundary") -> Tensor
+    torch.ops.gatejit.gate_epilogue(hidden, weight, attn, act="sigmoid", rounding="boundary",
+                                    weight_scale=None) -> Tensor
         a new packed tensor with attn's shape, dtype and device;
-    torch.ops.gatejit.gate_epilogue_out(hidden, weight, attn, out, act=..., rounding=...) -> ()
+    torch.ops.gatejit.gate_epilogue_out(hidden, weight, attn, out, act=..., rounding=..., weight_scale=None) -> ()
         writes into the caller's `out` (mutates `out` only);
-    torch.ops.gatejit.gate_epilogue_inplace(hidden, weight, attn, act=..., rounding=...) -> ()
+    torch.ops.gatejit.gate_epilogue_inplace(hidden, weight, attn, act=..., rounding=..., weight_scale=None) -> ()
         writes into `attn` (mutates `attn` only).
+
+``weight_scale`` (last, optional) is the fp32 scales of a torch.float8_e4m3fn
+weight: [N, 1] or [N] per output channel, or [ceil(N/128), ceil(K/128)] per
+128 x 128 block; None for a bf16/f16/f32 weight.
 
 They are registered straight on the dispatcher, as vLLM registers its own
 ops, rather than through ``torch.library.custom_op``, whose Python autograd,
@@ -35,14 +40,15 @@ if not hasattr(torch.library, "register_fake"):  # torch < 2.4
 
 from torch import Tensor  # noqa: E402
 
-from ._call import ACTIVATIONS, ROUNDINGS, _choice, _dtype_mismatch  # noqa: E402
+from ._call import ACTIVATIONS, ROUNDINGS, _check_fp8_activations, _choice, _dtype_mismatch  # noqa: E402
 from ._capi import GatejitArgumentError  # noqa: E402
 
 __all__ = ["gate_epilogue", "NAMESPACE", "OP_NAMES", "SCHEMAS"]
 
 NAMESPACE = "gatejit"
-_OPTIONS = 'str act="sigmoid", str rounding="boundary"'
-#: The operators' schemas: exactly `out` (resp. `attn`) is written (the "(a!)").
+_OPTIONS = 'str act="sigmoid", str rounding="boundary", Tensor? weight_scale=None'
+#: The operators' schemas: exactly `out` (resp. `attn`) is written (the "(a!)");
+#: weight_scale comes last, so calls without it keep their positions.
 SCHEMAS = {
     "gate_epilogue": f"(Tensor hidden, Tensor weight, Tensor attn, {_OPTIONS}) -> Tensor",
     "gate_epilogue_out": f"(Tensor hidden, Tensor weight, Tensor attn, Tensor(a!) out, {_OPTIONS}) -> ()",
@@ -53,12 +59,16 @@ OP_NAMES = tuple(SCHEMAS)
 _launcher = None
 
 
-def _launch(hidden: Tensor, weight: Tensor, attn: Tensor, out: Tensor, act: str, rounding: str) -> None:
+_FP8 = getattr(torch, "float8_e4m3fn", None)
+
+
+def _launch(hidden: Tensor, weight: Tensor, attn: Tensor, out: Tensor, act: str, rounding: str,
+            weight_scale: Optional[Tensor]) -> None:
     global _launcher
     if _launcher is None:
         from . import default_runtime
         _launcher = default_runtime()._launcher
-    _launcher.launch(hidden, weight, attn, out, act, rounding)
+    _launcher.launch(hidden, weight, attn, out, act, rounding, weight_scale)
 
 
 def _check_choices(act, rounding) -> None:
@@ -66,12 +76,28 @@ def _check_choices(act, rounding) -> None:
     _choice("rounding", rounding, ROUNDINGS)
 
 
-def _check_meta(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Tensor], act: str, rounding: str) -> None:
+def _check_meta(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Tensor], act: str, rounding: str,
+                weight_scale: Optional[Tensor]) -> None:
     """What a fake implementation can check without sizes' values: choices, dtypes, ranks."""
     _check_choices(act, rounding)
+    fp8 = _FP8 is not None and weight.dtype == _FP8
     for name, t in (("weight", weight), ("attn", attn), ("out", out)):
-        if t is not None and t.dtype != hidden.dtype:
+        if t is not None and t.dtype != hidden.dtype and not (name == "weight" and fp8):
             _dtype_mismatch(name, t, hidden)
+    if fp8:
+        _check_fp8_activations(weight, hidden)
+        if weight_scale is None:
+            raise GatejitArgumentError("weight_scale", f"weight is {weight.dtype}: weight_scale is required")
+        if weight_scale.dtype != torch.float32:
+            raise GatejitArgumentError("weight_scale", f"weight_scale.dtype = {weight_scale.dtype}: must be torch.float32")
+        if weight_scale.dim() not in (1, 2):
+            raise GatejitArgumentError(
+                "weight_scale", f"weight_scale has {weight_scale.dim()} dimensions: expected [N], [N, 1] or "
+                "[ceil(N/128), ceil(K/128)]")
+    elif weight_scale is not None:
+        raise GatejitArgumentError(
+            "weight_scale", f"weight_scale is given but weight.dtype = {weight.dtype}: scales belong to a "
+            "torch.float8_e4m3fn weight only")
     if hidden.dim() not in (1, 2):
         raise GatejitArgumentError("hidden", f"hidden has {hidden.dim()} dimensions: expected [M, K] or [K]")
     if weight.dim() != 2:
@@ -83,31 +109,31 @@ def _check_meta(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Tens
 # --- implementations ---------------------------------------------------------------------
 
 
-def _gate_epilogue(hidden, weight, attn, act="sigmoid", rounding="boundary"):
+def _gate_epilogue(hidden, weight, attn, act="sigmoid", rounding="boundary", weight_scale=None):
     out = torch.empty(attn.shape, dtype=attn.dtype, device=attn.device)
-    _launch(hidden, weight, attn, out, act, rounding)
+    _launch(hidden, weight, attn, out, act, rounding, weight_scale)
     return out
 
 
-def _gate_epilogue_fake(hidden, weight, attn, act="sigmoid", rounding="boundary"):
-    _check_meta(hidden, weight, attn, None, act, rounding)
+def _gate_epilogue_fake(hidden, weight, attn, act="sigmoid", rounding="boundary", weight_scale=None):
+    _check_meta(hidden, weight, attn, None, act, rounding, weight_scale)
     return attn.new_empty(attn.shape)
 
 
-def _gate_epilogue_out(hidden, weight, attn, out, act="sigmoid", rounding="boundary"):
-    _launch(hidden, weight, attn, out, act, rounding)
+def _gate_epilogue_out(hidden, weight, attn, out, act="sigmoid", rounding="boundary", weight_scale=None):
+    _launch(hidden, weight, attn, out, act, rounding, weight_scale)
 
 
-def _gate_epilogue_out_fake(hidden, weight, attn, out, act="sigmoid", rounding="boundary"):
-    _check_meta(hidden, weight, attn, out, act, rounding)
+def _gate_epilogue_out_fake(hidden, weight, attn, out, act="sigmoid", rounding="boundary", weight_scale=None):
+    _check_meta(hidden, weight, attn, out, act, rounding, weight_scale)
 
 
-def _gate_epilogue_inplace(hidden, weight, attn, act="sigmoid", rounding="boundary"):
-    _launch(hidden, weight, attn, attn, act, rounding)
+def _gate_epilogue_inplace(hidden, weight, attn, act="sigmoid", rounding="boundary", weight_scale=None):
+    _launch(hidden, weight, attn, attn, act, rounding, weight_scale)
 
 
-def _gate_epilogue_inplace_fake(hidden, weight, attn, act="sigmoid", rounding="boundary"):
-    _check_meta(hidden, weight, attn, None, act, rounding)
+def _gate_epilogue_inplace_fake(hidden, weight, attn, act="sigmoid", rounding="boundary", weight_scale=None):
+    _check_meta(hidden, weight, attn, None, act, rounding, weight_scale)
 
 
 # --- registration ------------------------------------------------------------------------
@@ -132,11 +158,13 @@ for _name, (_impl, _fake) in _IMPLEMENTATIONS.items():
 
 
 def gate_epilogue(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Tensor] = None,
-                  act: str = "sigmoid", rounding: str = "boundary") -> Tensor:
+                  act: str = "sigmoid", rounding: str = "boundary", *, weight_scale: Optional[Tensor] = None) -> Tensor:
     """``act(hidden @ weight.T) * attn`` through the op that fits ``out``:
     None -> ``gatejit::gate_epilogue`` (returns a new tensor), ``attn`` itself
     -> ``gatejit::gate_epilogue_inplace`` (returns attn), another tensor ->
-    ``gatejit::gate_epilogue_out`` (returns out). Traceable by torch.compile."""
+    ``gatejit::gate_epilogue_out`` (returns out). Traceable by torch.compile.
+    ``weight_scale``: the fp32 scales of a torch.float8_e4m3fn weight (see
+    :meth:`gatejit.Runtime.gate_epilogue`)."""
     if not isinstance(hidden, Tensor):
         _not_a_tensor("hidden", hidden)
     if not isinstance(weight, Tensor):
@@ -145,15 +173,18 @@ def gate_epilogue(hidden: Tensor, weight: Tensor, attn: Tensor, out: Optional[Te
         _not_a_tensor("attn", attn)
     if out is not None and not isinstance(out, Tensor):
         _not_a_tensor("out", out)
+    if weight_scale is not None and not isinstance(weight_scale, Tensor):
+        _not_a_tensor("weight_scale", weight_scale)
     _check_choices(act, rounding)
     if out is None:
-        return torch.ops.gatejit.gate_epilogue.default(hidden, weight, attn, act, rounding)
+        return torch.ops.gatejit.gate_epilogue.default(hidden, weight, attn, act, rounding, weight_scale)
     if out is attn:
-        torch.ops.gatejit.gate_epilogue_inplace.default(hidden, weight, attn, act, rounding)
+        torch.ops.gatejit.gate_epilogue_inplace.default(hidden, weight, attn, act, rounding, weight_scale)
         return attn
-    torch.ops.gatejit.gate_epilogue_out.default(hidden, weight, attn, out, act, rounding)
+    torch.ops.gatejit.gate_epilogue_out.default(hidden, weight, attn, out, act, rounding, weight_scale)
     return out
 
 
 def _not_a_tensor(name: str, value) -> None:
-    raise GatejitArgumentError(name, f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    raise GatejitArgumentError(name, f"{name}: expected a torch.Tensor, got {type(value).__name__}"
+                               + (" (or None)" if name == "weight_scale" else ""))

@@ -37,6 +37,15 @@ difference is reported in failure messages.
 
 rounding="fused" and float32 (no intermediate rounding) are checked against
 the same interval without the intermediate roundings.
+
+fp8 e4m3 weights (torch.float8_e4m3fn, with fp32 weight_scale [N, 1] / [N]
+per output channel or [ceil(N/128), ceil(K/128)] per 128 x 128 block), as the
+C++ host reference (tests/support/gate_reference.cpp) judges them: each
+weight element's value is its exact decode times its scale, w = decode(q) * s
+(exact in fp64: 4 significant bits times 24); the projection p = sum_k h*w
+as above, its interval widened once more by EPS32 * sum_k |h*w| (the kernel
+may round decode(q) * s, or a block's partial sum times s, to fp32 once per
+term); everything after the projection exactly as for a bf16/f16 weight.
 """
 
 from __future__ import annotations
@@ -48,6 +57,10 @@ import torch.nn.functional as F
 
 PROJ_TOL = 1e-5
 ACT_TOL = 2.0 ** -18
+EPS32 = 2.0 ** -24  # fp32 unit roundoff (the C++ reference's kEps32)
+SCALE_BLOCK = 128
+FP8 = getattr(torch, "float8_e4m3fn", None)  # None: this torch has no float8
+FP8_MAX = 448.0
 MIN_EXACT = 0.99
 SILU_ARGMIN = -1.2784645427610738  # x where x * sigmoid(x) is smallest
 SILU_MIN = SILU_ARGMIN / (1.0 + math.exp(-SILU_ARGMIN))
@@ -72,6 +85,55 @@ def make_inputs(gen, m, n, k, dtype, *, hidden_pad=0, weight_pad=0, attn_pad=0):
 
 def poisoned_like(t):
     return torch.full_like(t, float("nan"))
+
+
+def _expand_scale(scale, n, k):
+    """weight_scale ([N], [N, 1] or [ceil(N/128), ceil(K/128)]) broadcast to [N, K]."""
+    if scale.dim() == 1:
+        scale = scale.reshape(-1, 1)
+    if tuple(scale.shape) == (n, 1):
+        return scale.expand(n, k)
+    return scale.repeat_interleave(SCALE_BLOCK, 0)[:n].repeat_interleave(SCALE_BLOCK, 1)[:, :k]
+
+
+def quantize_fp8(weight, layout):
+    """(q, scale): `weight` [N, K] as float8_e4m3fn with fp32 scales, per output
+    channel ("per_channel": scale [N, 1]) or per 128 x 128 block ("block128":
+    scale [ceil(N/128), ceil(K/128)]), each scale amax / 448 as vLLM makes them."""
+    n, k = weight.shape
+    w = weight.float()
+    if layout == "per_channel":
+        amax = w.abs().amax(dim=1, keepdim=True)
+    elif layout == "block128":
+        rb, cb = -(-n // SCALE_BLOCK), -(-k // SCALE_BLOCK)
+        padded = torch.zeros(rb * SCALE_BLOCK, cb * SCALE_BLOCK, device=w.device)
+        padded[:n, :k] = w.abs()
+        amax = padded.view(rb, SCALE_BLOCK, cb, SCALE_BLOCK).amax(dim=(1, 3))
+    else:
+        raise ValueError(f"layout {layout!r}: per_channel or block128")
+    scale = (amax.clamp(min=1e-12) / FP8_MAX).float().contiguous()
+    q = (w / _expand_scale(scale, n, k)).clamp(-FP8_MAX, FP8_MAX).to(FP8)
+    return q, scale
+
+
+def make_fp8_inputs(gen, m, n, k, dtype, layout):
+    """(hidden, weight [N, K] float8_e4m3fn, weight_scale, attn): hidden and attn
+    as make_inputs; the weight ~ N(0, 4/K) times a factor in [1/4, 4] per row
+    and per 128-column stripe (so that the scales differ widely), quantised."""
+    hidden = randn(gen, m, k, dtype)
+    attn = randn(gen, m, n, dtype)
+    rows = 4.0 ** (2 * torch.rand(n, 1, generator=gen, device=gen.device) - 1)
+    stripes = 4.0 ** (2 * torch.rand(1, -(-k // SCALE_BLOCK), generator=gen, device=gen.device) - 1)
+    factor = rows * stripes.repeat_interleave(SCALE_BLOCK, 1)[:, :k]
+    weight = torch.randn(n, k, generator=gen, device=gen.device) * (2.0 / math.sqrt(k)) * factor / 4.0
+    q, scale = quantize_fp8(weight, layout)
+    return hidden, q, scale, attn
+
+
+def dequantize(weight, weight_scale):
+    """The exact value of an fp8 weight in fp64: decode(q) * scale (both exact)."""
+    n, k = weight.shape
+    return weight.float().double() * _expand_scale(weight_scale.double(), n, k)
 
 
 # --- reference --------------------------------------------------------------------------
@@ -105,13 +167,15 @@ def ulp_distance(a, b):
     return (ordinal(a) - ordinal(b)).abs()
 
 
-def reference(hidden, weight, attn, act, rounding="boundary"):
+def reference(hidden, weight, attn, act, rounding="boundary", weight_scale=None):
     """(ref, lo, hi) for 2-D inputs: the contract's value with the exact projection,
-    and the interval an element may legitimately take (see the module docstring)."""
+    and the interval an element may legitimately take (see the module docstring).
+    With weight_scale, `weight` is fp8 e4m3 and its value decode(q) * scale."""
     dtype = attn.dtype
-    h, w, a = hidden.double(), weight.double(), attn.double()
+    h, a = hidden.double(), attn.double()
+    w = weight.double() if weight_scale is None else dequantize(weight, weight_scale)
     p = h @ w.T
-    e = PROJ_TOL * (h.abs() @ w.abs().T)
+    e = (PROJ_TOL + (0.0 if weight_scale is None else EPS32)) * (h.abs() @ w.abs().T)
     if dtype != torch.float32 and rounding == "boundary":
         proj = _round(p, dtype)
         g = (torch.sigmoid(proj.float()) if act == "sigmoid" else F.silu(proj.float())).to(dtype)
@@ -133,8 +197,9 @@ def reference(hidden, weight, attn, act, rounding="boundary"):
     return ref, _round(lo, dtype).double(), _round(hi, dtype).double()
 
 
-def assert_matches(got, hidden, weight, attn, act, gen, what, rounding="boundary"):
-    """Checks every element of `got` (see the module docstring for the criteria)."""
+def assert_matches(got, hidden, weight, attn, act, gen, what, rounding="boundary", weight_scale=None):
+    """Checks every element of `got` (see the module docstring for the criteria);
+    weight_scale: the scales of an fp8 `weight`."""
     k = weight.shape[-1]
     got2 = got.reshape(-1, weight.shape[0])
     hidden2 = hidden.reshape(-1, k)
@@ -143,7 +208,7 @@ def assert_matches(got, hidden, weight, attn, act, gen, what, rounding="boundary
     finite = torch.isfinite(got2)
     assert bool(finite.all()), f"{context}: {int((~finite).sum())} of {got2.numel()} outputs are not finite " \
                                "(NaN: never written)"
-    ref, lo, hi = reference(hidden2, weight, attn2, act, rounding)
+    ref, lo, hi = reference(hidden2, weight, attn2, act, rounding, weight_scale)
     g64 = got2.double()
     outside = (g64 < lo) | (g64 > hi)
     strict = got.dtype != torch.float32 and rounding == "boundary"

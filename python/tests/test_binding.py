@@ -24,7 +24,7 @@ from gpu_prerequisites import require
 
 torch, gatejit = require("the gatejit binding tests")
 from gatejit import GatejitError  # noqa: E402
-from gate_reference import assert_matches, make_inputs, poisoned_like  # noqa: E402
+from gate_reference import FP8, assert_matches, make_fp8_inputs, make_inputs, poisoned_like  # noqa: E402
 
 DEVICE = torch.device("cuda", torch.cuda.current_device())
 SEED_NK = (1536, 7168)
@@ -33,6 +33,8 @@ GEMV_MS = [1, 2, 4, 8, 16]
 BATCH_MS = [32, 100]  # the mma template on sm_90 (from M = 2 on)
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 ACTS = ["sigmoid", "silu"]
+SCALE_LAYOUTS = ["per_channel", "block128"]
+needs_fp8 = pytest.mark.skipif(FP8 is None, reason=f"torch {torch.__version__} has no float8_e4m3fn")
 
 
 # --- results ----------------------------------------------------------------------------
@@ -198,6 +200,79 @@ def test_second_device(gen):
     assert info.value.argument == "weight"
 
 
+# --- fp8 e4m3 weights ----------------------------------------------------------------------
+
+
+@needs_fp8
+@pytest.mark.parametrize("layout", SCALE_LAYOUTS)
+@pytest.mark.parametrize("m", [1, 4, 16], ids=lambda m: f"m{m}")
+def test_fp8_weight(gen, m, layout):
+    """A float8_e4m3fn weight with fp32 scales (per output channel, or per 128 x
+    128 block): judged against decode(q) * scale, every element."""
+    n, k = SEED_NK
+    hidden, weight, scale, attn = make_fp8_inputs(gen, m, n, k, torch.bfloat16, layout)
+    out = poisoned_like(attn)
+    result = gatejit.gate_epilogue(hidden, weight, attn, out=out, weight_scale=scale)
+    torch.cuda.synchronize()
+    assert result is out
+    text = gatejit.explain(hidden, weight, attn, out=out, weight_scale=scale)
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, f"fp8 m={m} {layout} bf16 ({text})",
+                   weight_scale=scale)
+
+
+@needs_fp8
+def test_fp8_weight_f16_silu(gen):
+    n, k = SEED_NK
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, n, k, torch.float16, "per_channel")
+    out = poisoned_like(attn)
+    gatejit.gate_epilogue(hidden, weight, attn, out=out, act="silu", weight_scale=scale)
+    torch.cuda.synchronize()
+    assert_matches(out, hidden, weight, attn, "silu", gen, "fp8 m=4 per_channel f16 silu", weight_scale=scale)
+
+
+@needs_fp8
+def test_fp8_weight_in_place(gen):
+    n, k = SEED_NK
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, n, k, torch.bfloat16, "block128")
+    attn_before = attn.clone()
+    result = gatejit.gate_epilogue(hidden, weight, attn, out=attn, weight_scale=scale)
+    torch.cuda.synchronize()
+    assert result is attn
+    assert_matches(attn, hidden, weight, attn_before, "sigmoid", gen, "fp8 m=4 block128 in place",
+                   weight_scale=scale)
+
+
+@needs_fp8
+def test_fp8_per_channel_scale_1d(gen):
+    """A 1-D [N] per-channel scale is taken as [N, 1] (the same contract)."""
+    n, k = SEED_NK
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 1, n, k, torch.bfloat16, "per_channel")
+    out = poisoned_like(attn)
+    gatejit.gate_epilogue(hidden, weight, attn, out=out, weight_scale=scale.reshape(n))
+    torch.cuda.synchronize()
+    assert_matches(out, hidden, weight, attn, "sigmoid", gen, "fp8 m=1 per_channel [N]", weight_scale=scale)
+
+
+@needs_fp8
+def test_fp8_scales_change_the_result(gen):
+    """The kernel reads the scales: doubling one channel's scale (and one block's)
+    changes exactly what it should, through the same prepared call."""
+    n, k = SEED_NK
+    for layout in SCALE_LAYOUTS:
+        hidden, weight, scale, attn = make_fp8_inputs(gen, 4, n, k, torch.bfloat16, layout)
+        out = poisoned_like(attn)
+        gatejit.gate_epilogue(hidden, weight, attn, out=out, weight_scale=scale)
+        scale2 = scale.clone()
+        scale2[1] *= 2.0  # channel 1, or the block row of channels 128..255
+        out2 = poisoned_like(attn)
+        gatejit.gate_epilogue(hidden, weight, attn, out=out2, weight_scale=scale2)
+        torch.cuda.synchronize()
+        assert_matches(out2, hidden, weight, attn, "sigmoid", gen, f"fp8 {layout} rescaled", weight_scale=scale2)
+        changed = (out != out2).any(dim=0).nonzero().flatten().tolist()
+        expected = range(1, 2) if layout == "per_channel" else range(128, 256)
+        assert changed and set(changed) <= set(expected), f"{layout}: channels changed {changed[:10]}"
+
+
 # --- errors ------------------------------------------------------------------------------
 
 
@@ -239,6 +314,58 @@ def test_argument_errors(gen, argument, bad_call):
     assert isinstance(info.value, ValueError)
     assert info.value.argument == argument, str(info.value)
     assert argument in str(info.value), str(info.value)
+
+
+def _fp8_bad_calls():
+    """(id, argument named, function of valid fp8 (hidden, weight, scale, attn) making a bad call)."""
+    ge = gatejit.gate_epilogue
+    return [
+        ("fp8-without-scale", "weight_scale", lambda h, w, s, a: ge(h, w, a)),
+        ("scale-for-bf16-weight", "weight_scale",
+         lambda h, w, s, a: ge(h, w.to(torch.bfloat16), a, weight_scale=s)),
+        ("scale-not-tensor", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s.tolist())),
+        ("scale-f16", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s.half())),
+        ("scale-float64", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s.double())),
+        ("scale-cpu", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s.cpu())),
+        ("scale-short", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s[:-1])),
+        ("scale-1xN", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s.reshape(1, -1))),
+        ("scale-scalar", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s[0, 0])),
+        ("scale-3d", "weight_scale", lambda h, w, s, a: ge(h, w, a, weight_scale=s.unsqueeze(0))),
+        ("scale-block-wrong", "weight_scale",
+         lambda h, w, s, a: ge(h, w, a, weight_scale=torch.ones(3, 3, device=DEVICE))),
+        ("scale-block-strided", "weight_scale",
+         lambda h, w, s, a: ge(h, w, a, weight_scale=torch.ones(4, 2, device=DEVICE).T)),  # [2, 4] not packed
+        ("scale-strided", "weight_scale",
+         lambda h, w, s, a: ge(h, w, a, weight_scale=torch.ones(2 * w.shape[0], device=DEVICE)[::2])),
+        ("fp8-with-f32-activations", "weight",
+         lambda h, w, s, a: ge(h.float(), w, a.float(), weight_scale=s)),
+        ("fp8-hidden", "hidden", lambda h, w, s, a: ge(h.to(FP8), w, a, weight_scale=s)),
+        ("fp8-attn", "attn", lambda h, w, s, a: ge(h, w, a.to(FP8), weight_scale=s)),
+        ("fp8-out", "out", lambda h, w, s, a: ge(h, w, a, out=a.to(FP8), weight_scale=s)),
+        ("fp8-out-mixed", "out", lambda h, w, s, a: ge(h, w, a, out=a.half(), weight_scale=s)),
+        ("fp8-weight-transposed", "weight",
+         lambda h, w, s, a: ge(h, w.T.contiguous().T, a, weight_scale=s)),
+        ("fp8-weight-k-mismatch", "weight", lambda h, w, s, a: ge(h, w[:, :-16], a, weight_scale=s)),
+        ("explain-without-scale", "weight_scale", lambda h, w, s, a: gatejit.explain(h, w, a)),
+        ("prepare-scale-for-bf16", "weight_scale",
+         lambda h, w, s, a: gatejit.prepare(h, w.to(torch.bfloat16), a, weight_scale=s)),
+        ("runtime-without-scale", "weight_scale",
+         lambda h, w, s, a: gatejit.default_runtime().gate_epilogue(h, w, a)),
+    ]
+
+
+@needs_fp8
+@pytest.mark.parametrize("argument,bad_call", [(arg, fn) for _, arg, fn in _fp8_bad_calls()],
+                         ids=[name for name, _, _ in _fp8_bad_calls()])
+def test_fp8_argument_errors(gen, argument, bad_call):
+    """Rejected by the Python checks (naming the argument) before any kernel is looked up."""
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, 256, 512, torch.bfloat16, "per_channel")
+    with pytest.raises(GatejitError) as info:
+        bad_call(hidden, weight, scale, attn)
+    assert isinstance(info.value, ValueError), str(info.value)
+    assert info.value.argument == argument, str(info.value)
+    assert argument in str(info.value), str(info.value)
+    assert gatejit.supports(hidden, weight, attn) is False  # no scale: False, never an exception
 
 
 def test_runtime_errors_reach_python(tmp_path, monkeypatch, gen):

@@ -19,11 +19,13 @@ torch, gatejit = require("the gatejit op tests")
 import torch._dynamo  # noqa: E402
 
 from gatejit import GatejitArgumentError, GatejitError  # noqa: E402
-from gate_reference import assert_matches, make_inputs, poisoned_like  # noqa: E402
+from gate_reference import FP8, assert_matches, make_fp8_inputs, make_inputs, poisoned_like  # noqa: E402
 
 N, K = 1536, 7168  # the seed shape; the test bundle has its kernels for bf16/f16 and its dynamic-M buckets
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 OPS = {name: getattr(torch.ops.gatejit, name).default for name in gatejit.ops.OP_NAMES}
+SCALE_LAYOUTS = ["per_channel", "block128"]
+needs_fp8 = pytest.mark.skipif(FP8 is None, reason=f"torch {torch.__version__} has no float8_e4m3fn")
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -39,6 +41,21 @@ def test_ops_are_registered_with_exact_mutation():
         assert torch.Tag.pt2_compliant_tag in OPS[name].tags, name
     assert [r.type.kind() for r in OPS["gate_epilogue"]._schema.returns] == ["TensorType"]
     assert not OPS["gate_epilogue_out"]._schema.returns and not OPS["gate_epilogue_inplace"]._schema.returns
+
+
+def test_schemas_take_an_optional_weight_scale():
+    """Every op ends with `Tensor? weight_scale=None` (after act and rounding,
+    so calls without it keep their positions), and the registered schema is
+    the one written in gatejit.ops.SCHEMAS."""
+    for name in gatejit.ops.OP_NAMES:
+        schema = OPS[name]._schema
+        last = schema.arguments[-1]
+        assert last.name == "weight_scale", f"{name}: {schema}"
+        assert last.type.kind() == "OptionalType" and last.type.getElementType().kind() == "TensorType", str(schema)
+        assert last.default_value is None and last.alias_info is None, f"{name}: {schema}"
+        assert [a.name for a in schema.arguments[-3:-1]] == ["act", "rounding"], f"{name}: {schema}"
+        written = torch._C.parse_schema(f"gatejit::{name}{gatejit.ops.SCHEMAS[name]}")
+        assert str(schema) == str(written), f"{schema} vs {written}"
 
 
 # --- opcheck ---------------------------------------------------------------------------------
@@ -59,6 +76,37 @@ def test_opcheck(gen, op_name, dtype_name):
     failed = {test: outcome for test, outcome in result.items() if outcome != "SUCCESS"}
     assert not failed, f"{op_name} {dtype_name}: {failed}"
     assert set(result) >= {"test_schema", "test_faketensor", "test_aot_dispatch_dynamic"}, result
+
+
+@needs_fp8
+@pytest.mark.parametrize("layout", SCALE_LAYOUTS)
+@pytest.mark.parametrize("op_name", gatejit.ops.OP_NAMES)
+def test_opcheck_fp8(gen, op_name, layout):
+    """opcheck with an fp8 weight and its scales (the optional tensor argument
+    given): fake tensors and AOT dispatch with static and dynamic shapes.
+    opcheck's test_schema cannot run on float8 inputs (its SchemaCheckMode
+    compares inputs with torch.allclose, which float8 lacks), so the mutation
+    half of it is done here: every input but the one the schema writes is
+    bit-identical after the call."""
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, N, K, torch.bfloat16, layout)
+    gatejit.prepare(hidden, weight, attn, weight_scale=scale)
+    if op_name == "gate_epilogue_out":
+        args = (hidden, weight, attn, poisoned_like(attn), "sigmoid", "boundary", scale)
+    else:
+        args = (hidden, weight, attn, "sigmoid", "boundary", scale)
+    utils = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+    result = torch.library.opcheck(OPS[op_name], args, test_utils=utils)
+    failed = {test: outcome for test, outcome in result.items() if outcome != "SUCCESS"}
+    assert not failed, f"{op_name} fp8 {layout}: {failed}"
+    assert set(result) == set(utils), result
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    before = [t.clone() for t in tensors]
+    written = {"gate_epilogue_out": 3, "gate_epilogue_inplace": 2}.get(op_name)
+    OPS[op_name](*args)
+    torch.cuda.synchronize()
+    for index, (t, b) in enumerate(zip(tensors, before)):
+        same = torch.equal(t.view(torch.uint8), b.view(torch.uint8))
+        assert same != (index == written), f"{op_name}: argument {index} {'unchanged' if same else 'changed'}"
 
 
 # --- eager -----------------------------------------------------------------------------------
@@ -84,6 +132,29 @@ def test_eager_forms(gen, form, dtype_name):
     torch.cuda.synchronize()
     assert gatejit.launch_count() == before + 1
     assert_matches(got, hidden, weight, reference_attn, "silu", gen, f"op {form} {dtype_name}")
+
+
+@needs_fp8
+@pytest.mark.parametrize("layout", SCALE_LAYOUTS)
+@pytest.mark.parametrize("form", ["functional", "out", "inplace"])
+def test_eager_forms_fp8(gen, form, layout):
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, N, K, torch.bfloat16, layout)
+    before = gatejit.launch_count()
+    if form == "functional":
+        got = OPS["gate_epilogue"](hidden, weight, attn, "sigmoid", "boundary", scale)
+        reference_attn = attn
+    elif form == "out":
+        got = poisoned_like(attn)
+        assert OPS["gate_epilogue_out"](hidden, weight, attn, got, "sigmoid", "boundary", scale) is None
+        reference_attn = attn
+    else:
+        reference_attn = attn.clone()
+        got = attn
+        assert OPS["gate_epilogue_inplace"](hidden, weight, attn, weight_scale=scale) is None
+    torch.cuda.synchronize()
+    assert gatejit.launch_count() == before + 1
+    assert_matches(got, hidden, weight, reference_attn, "sigmoid", gen, f"op {form} fp8 {layout}",
+                   weight_scale=scale)
 
 
 def test_entry_point_picks_the_op(gen):
@@ -123,6 +194,39 @@ def test_op_errors_name_the_argument(gen):
         with pytest.raises(GatejitArgumentError) as info:
             call()
         assert info.value.argument == argument, str(info.value)
+
+
+@needs_fp8
+def test_op_errors_fp8(gen):
+    """The ops and their fake implementations name weight_scale (or weight)."""
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, N, K, torch.bfloat16, "block128")
+    bf16_weight = weight.to(torch.bfloat16)
+    cases = [
+        ("weight_scale", lambda: OPS["gate_epilogue"](hidden, weight, attn, "sigmoid", "boundary")),
+        ("weight_scale", lambda: OPS["gate_epilogue_out"](hidden, bf16_weight, attn, attn.clone(), "sigmoid",
+                                                          "boundary", scale)),
+        ("weight_scale", lambda: OPS["gate_epilogue_inplace"](hidden, weight, attn, "sigmoid", "boundary",
+                                                              scale.half())),
+        ("weight_scale", lambda: gatejit.gate_epilogue(hidden, weight, attn, weight_scale=[1.0])),
+        ("weight", lambda: gatejit.gate_epilogue(hidden.float(), weight, attn.float(), weight_scale=scale)),
+    ]
+    for argument, call in cases:
+        with pytest.raises(GatejitArgumentError) as info:
+            call()
+        assert info.value.argument == argument, str(info.value)
+    # The fake implementations (tracing) check the same without sizes.
+    with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
+        h, w, s, a = (mode.from_tensor(t) for t in (hidden, weight, scale, attn))
+        assert OPS["gate_epilogue"](h, w, a, "sigmoid", "boundary", s).shape == attn.shape
+        for argument, call in [
+                ("weight_scale", lambda: OPS["gate_epilogue"](h, w, a, "sigmoid", "boundary")),
+                ("weight_scale", lambda: OPS["gate_epilogue_inplace"](h, w.to(torch.bfloat16), a, "sigmoid",
+                                                                      "boundary", s)),
+                ("weight_scale", lambda: OPS["gate_epilogue"](h, w, a, "sigmoid", "boundary", s.half())),
+                ("weight", lambda: OPS["gate_epilogue"](h.float(), w, a.float(), "sigmoid", "boundary", s))]:
+            with pytest.raises(GatejitArgumentError) as info:
+                call()
+            assert info.value.argument == argument, str(info.value)
 
 
 # --- torch.compile ---------------------------------------------------------------------------
@@ -165,6 +269,40 @@ def test_compile_fullgraph(gen, dynamic):
         assert_matches(out, hidden, weight, attn, "sigmoid", gen, what + " out buffer")
         assert_matches(got_inplace, hidden, weight, attn, "sigmoid", gen, what + " in place (returned)")
         assert_matches(in_place, hidden, weight, attn, "sigmoid", gen, what + " in place (attn)")
+
+
+@needs_fp8
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compile_fullgraph_fp8(gen, dynamic):
+    """The three forms with an fp8 weight and its scales under torch.compile(fullgraph=True)."""
+    torch._dynamo.reset()
+
+    def functional(h, w, a, s):
+        return gatejit.gate_epilogue(h, w, a, weight_scale=s)
+
+    def out_form(h, w, a, o, s):
+        gatejit.gate_epilogue(h, w, a, out=o, weight_scale=s)
+        return o
+
+    def inplace(h, w, a, s):
+        return gatejit.gate_epilogue(h, w, a, out=a, weight_scale=s)
+
+    forms = {name: torch.compile(fn, fullgraph=True, dynamic=dynamic)
+             for name, fn in (("functional", functional), ("out", out_form), ("inplace", inplace))}
+    ms = [4, 16] if dynamic else [1]
+    layout = "block128" if dynamic else "per_channel"  # one layout per compile: [N, 1] would specialise to 1
+    for index, m in enumerate(ms):
+        hidden, weight, scale, attn = make_fp8_inputs(gen, m, N, K, torch.bfloat16, layout)
+        with torch._dynamo.config.patch(error_on_recompile=dynamic and index > 0):
+            got_functional = forms["functional"](hidden, weight, attn, scale)
+            out = poisoned_like(attn)
+            forms["out"](hidden, weight, attn, out, scale)
+            in_place = attn.clone()
+            forms["inplace"](hidden, weight, in_place, scale)
+        torch.cuda.synchronize()
+        what = f"compiled fp8 {layout} dynamic={dynamic} m={m}"
+        for name, got in (("functional", got_functional), ("out", out), ("in place", in_place)):
+            assert_matches(got, hidden, weight, attn, "sigmoid", gen, f"{what} {name}", weight_scale=scale)
 
 
 def test_compile_graph_holds_the_ops():
@@ -249,6 +387,51 @@ def test_cuda_graph_capture(gen, m, compiled):
         assert_matches(in_place, new_hidden, new_weight, new_attn, "sigmoid", gen, what + " in place")
 
 
+@needs_fp8
+@pytest.mark.parametrize("layout", SCALE_LAYOUTS)
+def test_cuda_graph_capture_fp8(gen, layout):
+    """prepare_for with weight_dtype/weight_scale, capture the three forms, replay
+    on new inputs, new fp8 weights and new scales copied into the captured ones."""
+    m = 4
+    hidden, weight, scale, attn = make_fp8_inputs(gen, m, N, K, torch.bfloat16, layout)
+    out = poisoned_like(attn)
+    in_place = attn.clone()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+
+    def body():
+        fresh = gatejit.gate_epilogue(hidden, weight, attn, weight_scale=scale)
+        gatejit.gate_epilogue(hidden, weight, attn, out=out, weight_scale=scale)
+        gatejit.gate_epilogue(hidden, weight, in_place, out=in_place, weight_scale=scale)
+        return fresh
+
+    with torch.cuda.stream(stream):
+        explained = gatejit.prepare_for([m], N, K, torch.bfloat16, weight_dtype=FP8, weight_scale=layout)
+        assert set(explained) == {m}, explained
+        in_place.copy_(attn)
+        body()
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    count = gatejit.launch_count()
+    graph, fresh = _capture(body, stream)
+    assert gatejit.launch_count() == count + 3
+    for step in range(2):
+        new_hidden, new_weight, new_scale, new_attn = make_fp8_inputs(gen, m, N, K, torch.bfloat16, layout)
+        hidden.copy_(new_hidden)
+        weight.copy_(new_weight)
+        scale.copy_(new_scale)
+        attn.copy_(new_attn)
+        in_place.copy_(new_attn)
+        out.fill_(float("nan"))
+        fresh.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        what = f"fp8 {layout} graph replay {step}"
+        for name, got in (("functional", fresh), ("out", out), ("in place", in_place)):
+            assert_matches(got, new_hidden, new_weight, new_attn, "sigmoid", gen, f"{what} {name}",
+                           weight_scale=new_scale)
+
+
 def test_capture_as_first_use_is_a_clear_error(gen):
     """A contract never resolved in this process must not be resolved inside a
     capture: the call raises GatejitError saying what to do, the capture
@@ -319,6 +502,36 @@ def test_prepare_for_arguments():
            ("dtype", lambda: gatejit.prepare_for([1], N, K, "fp8")),
            ("act", lambda: gatejit.prepare_for([1], N, K, "bf16", "relu")),
            ("k", lambda: gatejit.prepare_for([1], N, 0, "bf16"))]
+    for argument, call in bad:
+        with pytest.raises(GatejitArgumentError) as info:
+            call()
+        assert info.value.argument == argument, str(info.value)
+
+
+@needs_fp8
+def test_supports_and_prepare_for_fp8(gen):
+    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, N, K, torch.bfloat16, "per_channel")
+    assert gatejit.supports(hidden, weight, attn, weight_scale=scale) is True
+    assert gatejit.supports(hidden, weight, attn) is False  # no scales
+    assert gatejit.supports(hidden, weight.to(torch.bfloat16), attn, weight_scale=scale) is False
+    for layout in SCALE_LAYOUTS:
+        assert gatejit.supports_shape(4, N, K, torch.bfloat16, weight_dtype=FP8, weight_scale=layout) is True
+    assert gatejit.supports_shape(4, N, K, "bf16", weight_dtype="fp8_e4m3", weight_scale=scale) is True
+    assert gatejit.supports_shape(4, N, K, torch.bfloat16, weight_dtype=FP8) is False
+    text = gatejit.explain(hidden, weight, attn, weight_scale=scale)
+    assert "gemv" in text or "mma" in text or "generic" in text, text
+    explained = gatejit.prepare_for([1, 16], N, K, torch.bfloat16, weight_dtype=FP8, weight_scale="block128")
+    assert sorted(explained) == [1, 16], explained
+    bad = [("weight_scale", lambda: gatejit.prepare_for([1], N, K, "bf16", weight_dtype=FP8)),
+           ("weight_scale", lambda: gatejit.prepare_for([1], N, K, "bf16", weight_dtype=FP8, weight_scale="rows")),
+           ("weight_scale", lambda: gatejit.prepare_for([1], N, K, "bf16", weight_scale="per_channel")),
+           ("weight_scale", lambda: gatejit.prepare_for([1], N, K, "bf16", weight_dtype=FP8,
+                                                        weight_scale=scale[:-1])),
+           ("weight_dtype", lambda: gatejit.prepare_for([1], N, K, "bf16", weight_dtype="int4",
+                                                        weight_scale="per_channel")),
+           ("weight_dtype", lambda: gatejit.prepare_for([1], N, K, "f32", weight_dtype=FP8,
+                                                        weight_scale="per_channel")),
+           ("dtype", lambda: gatejit.prepare_for([1], N, K, FP8, weight_dtype=FP8, weight_scale="per_channel"))]
     for argument, call in bad:
         with pytest.raises(GatejitArgumentError) as info:
             call()

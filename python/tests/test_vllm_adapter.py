@@ -34,10 +34,11 @@ from gpu_prerequisites import require
 
 torch, gatejit = require("the vLLM adapter tests")
 import torch._dynamo  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-from gatejit.integrations.vllm import DECISION_ATTRIBUTE, GatejitOutputGate  # noqa: E402
-from gate_reference import assert_matches  # noqa: E402
+from gatejit.integrations.vllm import DECISION_ATTRIBUTE, SCALE_ATTRIBUTE, GatejitOutputGate  # noqa: E402
+from gate_reference import FP8, FP8_MAX, assert_matches, dequantize, quantize_fp8  # noqa: E402
 from mla_module import TinyMLAAttention  # noqa: E402
 
 DROP_CALLBACK = os.environ.get("GATEJIT_TEST_DROP_CALLBACK") == "1"
@@ -181,3 +182,78 @@ def test_importable_without_vllm():
         env["PYTHONPATH"] = os.path.join(os.path.dirname(__file__), "..") + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0 and "GatejitOutputGate" in done.stdout, done.stderr
+
+
+class Fp8LinearMethod:  # named as vLLM's; the adapter judges the layer by its tensors, not by this
+    pass
+
+
+class Fp8GateProj(torch.nn.Module):
+    """What vLLM's fp8 linear methods leave on a layer after loading:
+    "block128": weight [N, K] fp8, weight_scale_inv [ceil(N/128), ceil(K/128)],
+    weight_block_size [128, 128]; "per_tensor": weight kept transposed ([K, N]
+    view of an [N, K] tensor) with one weight_scale (vLLM's requantised
+    per-tensor form); "per_channel": transposed weight, weight_scale [N, 1].
+    forward is the weight-only dequantised projection."""
+
+    def __init__(self, weight, layout):
+        super().__init__()
+        n = weight.shape[0]
+        if layout == "per_tensor":
+            scale = (weight.float().abs().amax() / FP8_MAX).reshape(())
+            q = (weight.float() / scale).clamp(-FP8_MAX, FP8_MAX).to(FP8)
+            self.reference_scale = scale.reshape(1, 1).expand(n, 1).contiguous()
+        else:
+            q, scale = quantize_fp8(weight, layout)
+            self.reference_scale = scale
+        self.q = q  # [N, K], for the reference
+        if layout == "block128":
+            self.weight = torch.nn.Parameter(q, requires_grad=False)
+            self.weight_scale_inv = torch.nn.Parameter(scale, requires_grad=False)
+            self.weight_block_size = [128, 128]
+        else:
+            self.weight = torch.nn.Parameter(q.t(), requires_grad=False)
+            self.weight_scale = torch.nn.Parameter(scale, requires_grad=False)
+        self.bias = None
+        self.orig_dtype = torch.bfloat16
+        self.output_size_per_partition = n
+        self.quant_method = Fp8LinearMethod()
+
+    def forward(self, x):
+        return F.linear(x, dequantize(self.q, self.reference_scale).to(x.dtype))
+
+
+@pytest.mark.skipif(FP8 is None, reason="this torch has no float8_e4m3fn")
+@pytest.mark.parametrize("layout", ["block128", "per_tensor", "per_channel"])
+def test_fp8_projection(gen, layout):
+    """An fp8 projection (vLLM's layouts) takes the fused path with its scales,
+    eagerly and compiled; fp8_weights=False, or scales in a layout gatejit does
+    not take, keep the existing expression."""
+    torch._dynamo.reset()
+    n, tokens = 1536, 4
+    weight = torch.randn(n, HIDDEN, generator=gen, device="cuda") * (2.0 / HIDDEN ** 0.5)
+    layer = Fp8GateProj(weight, layout)
+    gate = GatejitOutputGate(capture_sizes=[tokens])
+    assert gate.prepare(layer) is True, f"gatejit should serve an fp8 {layout} projection"
+    assert getattr(layer, DECISION_ATTRIBUTE) is True and getattr(layer, SCALE_ATTRIBUTE)[1] == torch.bfloat16
+    hidden = torch.randn(tokens, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
+    attn = torch.randn(tokens, n, generator=gen, device="cuda").to(torch.bfloat16)
+    before = gatejit.launch_count()
+    with torch.no_grad():
+        fused = gate(hidden, layer, attn)
+        compiled = torch.compile(lambda h, a: gate(h, layer, a), fullgraph=True)(hidden, attn)
+        torch.cuda.synchronize()
+    assert gatejit.launch_count() == before + 2
+    for what, got in (("eager", fused), ("compiled", compiled)):
+        assert_matches(got, hidden, layer.q, attn, "sigmoid", gen, f"adapter fp8 {layout} {what}",
+                       weight_scale=layer.reference_scale)
+
+    off = GatejitOutputGate(capture_sizes=[tokens], fp8_weights=False)
+    assert off.prepare(layer) is False
+    with torch.no_grad():
+        assert torch.equal(off(hidden, layer, attn), attn * torch.sigmoid(layer(hidden)))
+    if layout == "block128":  # scales transposed (as DeepGEMM lays them out): not taken
+        other = Fp8GateProj(weight, layout)
+        other.weight_scale_inv = torch.nn.Parameter(other.weight_scale_inv.t().contiguous().t(), requires_grad=False)
+        assert gate.prepare(other) is False
+    assert gatejit.launch_count() == before + 2

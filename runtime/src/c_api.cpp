@@ -1,5 +1,6 @@
 // The C API over RuntimeCore: status objects carry a code and a message;
 // no C++ exception or type crosses the boundary.
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -90,14 +91,33 @@ gatejit::Status check_struct_size(size_t size, size_t known, const char *field, 
                                    " bytes): the caller was built against a newer gatejit.h");
 }
 
+// API version 2's gatejit_gate_args_t: everything before weight_scale.
+constexpr size_t kGateArgsV2Size = offsetof(gatejit_gate_args_t, weight_scale);
+
+// The caller's arguments as this library's struct: a version-2 caller's
+// smaller struct is copied and the fields it lacks are zero (no weight
+// scales). Nothing past the caller's struct_size is read.
+gatejit::StatusOr<gatejit_gate_args_t> read_args(const gatejit_gate_args_t *args) {
+  size_t size;
+  std::memcpy(&size, args, sizeof size);
+  if (size != kGateArgsV2Size)
+    GATEJIT_RETURN_IF_ERROR(check_struct_size(size, sizeof(gatejit_gate_args_t), "args.struct_size",
+                                              "gatejit_gate_args_t", "GATEJIT_GATE_ARGS_INIT"));
+  gatejit_gate_args_t a{};
+  std::memcpy(&a, args, size);
+  a.struct_size = sizeof a;
+  return a;
+}
+
 gatejit::Status check_args(const gatejit_gate_args_t &a) {
-  GATEJIT_RETURN_IF_ERROR(check_struct_size(a.struct_size, sizeof(gatejit_gate_args_t), "args.struct_size",
-                                            "gatejit_gate_args_t", "GATEJIT_GATE_ARGS_INIT"));
-  const std::pair<const gatejit_tensor_t *, const char *> tensors[] = {
-      {&a.hidden, "hidden.dtype"}, {&a.weight, "weight.dtype"}, {&a.attn, "attn.dtype"}, {&a.out, "out.dtype"}};
+  const std::pair<const gatejit_tensor_t *, const char *> tensors[] = {{&a.hidden, "hidden.dtype"},
+                                                                       {&a.weight, "weight.dtype"},
+                                                                       {&a.attn, "attn.dtype"},
+                                                                       {&a.out, "out.dtype"},
+                                                                       {&a.weight_scale, "weight_scale.dtype"}};
   for (const auto &[t, name] : tensors)
-    GATEJIT_RETURN_IF_ERROR(check_enum(t->dtype, name, {GATEJIT_BF16, GATEJIT_F16, GATEJIT_F32},
-                                       "GATEJIT_BF16 (0), GATEJIT_F16 (1), GATEJIT_F32 (2)"));
+    GATEJIT_RETURN_IF_ERROR(check_enum(t->dtype, name, {GATEJIT_BF16, GATEJIT_F16, GATEJIT_F32, GATEJIT_FP8_E4M3},
+                                       "GATEJIT_BF16 (0), GATEJIT_F16 (1), GATEJIT_F32 (2), GATEJIT_FP8_E4M3 (3)"));
   GATEJIT_RETURN_IF_ERROR(check_enum(a.act, "act", {GATEJIT_SIGMOID, GATEJIT_SILU}, "GATEJIT_SIGMOID (0), GATEJIT_SILU (1)"));
   GATEJIT_RETURN_IF_ERROR(check_enum(a.rounding, "rounding", {GATEJIT_ROUNDING_BOUNDARY, GATEJIT_ROUNDING_FUSED},
                                      "GATEJIT_ROUNDING_BOUNDARY (0), GATEJIT_ROUNDING_FUSED (1)"));
@@ -151,8 +171,10 @@ gatejit_status_t gatejit_gate_epilogue(gatejit_runtime_t rt, const gatejit_gate_
   if (!rt) return null_arg("runtime");
   if (!args) return null_arg("args");
   return guarded([&]() -> gatejit::Status {
-    GATEJIT_RETURN_IF_ERROR(check_args(*args));
-    return rt->core->launch(*args);
+    auto a = read_args(args);
+    if (!a.ok()) return a.status();
+    GATEJIT_RETURN_IF_ERROR(check_args(*a));
+    return rt->core->launch(*a);
   });
 }
 
@@ -160,8 +182,10 @@ gatejit_status_t gatejit_prepare(gatejit_runtime_t rt, const gatejit_gate_args_t
   if (!rt) return null_arg("runtime");
   if (!args) return null_arg("args");
   return guarded([&]() -> gatejit::Status {
-    GATEJIT_RETURN_IF_ERROR(check_args(*args));
-    return rt->core->prepare(*args);
+    auto a = read_args(args);
+    if (!a.ok()) return a.status();
+    GATEJIT_RETURN_IF_ERROR(check_args(*a));
+    return rt->core->prepare(*a);
   });
 }
 
@@ -170,8 +194,10 @@ gatejit_status_t gatejit_explain(gatejit_runtime_t rt, const gatejit_gate_args_t
   if (!args) return null_arg("args");
   if (!out_text) return null_arg("out_text");
   return guarded([&]() -> gatejit::Status {
-    GATEJIT_RETURN_IF_ERROR(check_args(*args));
-    auto text = rt->core->explain(*args);
+    auto a = read_args(args);
+    if (!a.ok()) return a.status();
+    GATEJIT_RETURN_IF_ERROR(check_args(*a));
+    auto text = rt->core->explain(*a);
     if (!text.ok()) return text.status();
     *out_text = copy_string(*text);
     return *out_text ? gatejit::Status::Ok() : gatejit::internal_error("out of memory");

@@ -41,6 +41,15 @@ const char *dtype_name(DType d) {
     case DType::kBF16: return "bf16";
     case DType::kF16: return "f16";
     case DType::kF32: return "f32";
+    case DType::kFP8E4M3: return "fp8_e4m3";
+  }
+  return "?";
+}
+const char *weight_scale_name(WeightScale s) {
+  switch (s) {
+    case WeightScale::kNone: return "none";
+    case WeightScale::kPerChannel: return "per_channel";
+    case WeightScale::kBlock128: return "block128";
   }
   return "?";
 }
@@ -55,7 +64,15 @@ const char *template_name(TemplateKind t) {
   }
   return "?";
 }
-int64_t dtype_bytes(DType d) { return d == DType::kF32 ? 4 : 2; }
+int64_t dtype_bytes(DType d) { return d == DType::kF32 ? 4 : d == DType::kFP8E4M3 ? 1 : 2; }
+int64_t weight_scale_count(const Contract &c) {
+  switch (c.weight_scale) {
+    case WeightScale::kNone: return 0;
+    case WeightScale::kPerChannel: return c.n;
+    case WeightScale::kBlock128: return ((c.n + kScaleBlock - 1) / kScaleBlock) * ((c.k + kScaleBlock - 1) / kScaleBlock);
+  }
+  return 0;
+}
 bool target_is_amdgpu(Target t) { return target_info(t).amdgpu; }
 int target_wave_size(Target t) { return target_info(t).wave_size; }
 std::string target_triple_id(Target t) {
@@ -90,7 +107,15 @@ StatusOr<DType> parse_dtype(std::string_view s, std::string_view field) {
   if (s == "bf16" || s == "bfloat16") return DType::kBF16;
   if (s == "f16" || s == "fp16" || s == "float16") return DType::kF16;
   if (s == "f32" || s == "fp32" || s == "float32") return DType::kF32;
-  return invalid_argument(std::string(field) + " = " + quoted(s) + ": allowed dtypes are bf16, f16, f32");
+  if (s == "fp8_e4m3" || s == "float8_e4m3fn" || s == "e4m3") return DType::kFP8E4M3;
+  return invalid_argument(std::string(field) + " = " + quoted(s) +
+                          ": allowed dtypes are bf16, f16, f32, fp8_e4m3 (weight only)");
+}
+StatusOr<WeightScale> parse_weight_scale(std::string_view s) {
+  if (s == "none") return WeightScale::kNone;
+  if (s == "per_channel") return WeightScale::kPerChannel;
+  if (s == "block128") return WeightScale::kBlock128;
+  return invalid_argument("weight_scale = " + quoted(s) + ": allowed are none, per_channel, block128");
 }
 StatusOr<Activation> parse_activation(std::string_view s) {
   if (s == "sigmoid") return Activation::kSigmoid;
@@ -125,17 +150,36 @@ Status validate(const Contract &c) {
   }
   GATEJIT_RETURN_IF_ERROR(check_dim("n", c.n));
   GATEJIT_RETURN_IF_ERROR(check_dim("k", c.k));
-  if (c.dtype_hidden != c.dtype_weight || c.dtype_hidden != c.dtype_attn ||
-      c.dtype_hidden != c.dtype_out)
+  for (const auto &[d, field] : {std::pair{c.dtype_hidden, "dtype_hidden"}, std::pair{c.dtype_attn, "dtype_attn"},
+                                 std::pair{c.dtype_out, "dtype_out"}})
+    if (d == DType::kFP8E4M3)
+      return invalid_argument(std::string(field) + " = fp8_e4m3: only the weight may be fp8 (hidden, attn and "
+                              "out are bf16, f16 or f32)");
+  const bool fp8_weight = c.dtype_weight == DType::kFP8E4M3;
+  if (c.dtype_hidden != c.dtype_attn || c.dtype_hidden != c.dtype_out ||
+      (!fp8_weight && c.dtype_hidden != c.dtype_weight))
     return invalid_argument(std::string("dtype: mixed dtypes (hidden=") + dtype_name(c.dtype_hidden) +
                             ", weight=" + dtype_name(c.dtype_weight) + ", attn=" +
                             dtype_name(c.dtype_attn) + ", out=" + dtype_name(c.dtype_out) +
-                            "): all four tensors must have the same dtype");
+                            "): all four tensors must have the same dtype, except an fp8_e4m3 weight");
+  if (fp8_weight) {
+    if (c.dtype_hidden == DType::kF32)
+      return invalid_argument("dtype_hidden = f32: an fp8_e4m3 weight takes bf16 or f16 hidden, attn and out");
+    if (c.weight_scale == WeightScale::kNone)
+      return invalid_argument("weight_scale = none: an fp8_e4m3 weight needs its scales (per_channel or block128)");
+    if (!target_info(c.target).ocp_fp8)
+      return invalid_argument(std::string("dtype_weight = fp8_e4m3: target ") + target_name(c.target) +
+                              " converts only the fnuz fp8 variant (bias 8), not OCP e4m3; gfx950 and sm_90 "
+                              "take it");
+  } else if (c.weight_scale != WeightScale::kNone) {
+    return invalid_argument(std::string("weight_scale = ") + weight_scale_name(c.weight_scale) +
+                            ": scales go with an fp8_e4m3 weight, not " + dtype_name(c.dtype_weight));
+  }
   GATEJIT_RETURN_IF_ERROR(check_ld("ld_hidden", c.ld_hidden, c.k, "k"));
   GATEJIT_RETURN_IF_ERROR(check_ld("ld_weight", c.ld_weight, c.k, "k"));
   GATEJIT_RETURN_IF_ERROR(check_ld("ld_attn", c.ld_attn, c.n, "n"));
   GATEJIT_RETURN_IF_ERROR(check_ld("ld_out", c.ld_out, c.n, "n"));
-  const int64_t eb = dtype_bytes(c.dtype_out);
+  const int64_t eb = std::max(dtype_bytes(c.dtype_out), dtype_bytes(c.dtype_weight));
   if (c.align < eb || c.align > 256 || (c.align & (c.align - 1)) != 0)
     return invalid_argument("align = " + std::to_string(c.align) +
                             ": must be a power of two between the element size (" +
@@ -168,6 +212,9 @@ std::string canonical_text(const Contract &c) {
   std::string s = std::string("gatejit-contract/1 target=") + target_name(c.target) +
                   " template=" + template_name(c.template_kind) + " dtype=" + dtype_name(c.dtype_out) +
                   " act=" + activation_name(c.act) + " rounding=" + rounding_name(c.rounding);
+  // Only where the weight differs: every key from before fp8 stays the same.
+  if (c.dtype_weight != c.dtype_out)
+    s += std::string(" dtype_weight=") + dtype_name(c.dtype_weight) + " weight_scale=" + weight_scale_name(c.weight_scale);
   // A generic kernel takes the shape at launch: the shape is not part of its key.
   if (c.template_kind != TemplateKind::kGeneric) {
     s += " m=" + (c.m_dynamic ? std::string("dynamic") : std::to_string(c.m)) + " m_max=" + std::to_string(c.m_max) +

@@ -13,9 +13,10 @@ StatusOr<DType> to_dtype(gatejit_dtype_t d, const char *field) {
     case GATEJIT_BF16: return DType::kBF16;
     case GATEJIT_F16: return DType::kF16;
     case GATEJIT_F32: return DType::kF32;
+    case GATEJIT_FP8_E4M3: return DType::kFP8E4M3;
   }
   return invalid_argument(std::string(field) + ".dtype = " + std::to_string(int(d)) +
-                          ": allowed are GATEJIT_BF16, GATEJIT_F16, GATEJIT_F32");
+                          ": allowed are GATEJIT_BF16, GATEJIT_F16, GATEJIT_F32, GATEJIT_FP8_E4M3");
 }
 
 Status check_tensor(const gatejit_tensor_t &t, const char *name) {
@@ -41,12 +42,42 @@ namespace {
 int64_t lowest_alignment(std::initializer_list<const gatejit_tensor_t *> tensors) {
   uint64_t bits = 256;
   for (const gatejit_tensor_t *t : tensors) {
-    const uint64_t eb = t->dtype == GATEJIT_F32 ? 4 : 2;
+    const uint64_t eb = t->dtype == GATEJIT_F32 ? 4 : t->dtype == GATEJIT_FP8_E4M3 ? 1 : 2;
     bits |= uint64_t(reinterpret_cast<uintptr_t>(t->data));
     if (t->rows > 1) bits |= uint64_t(t->ld) * eb;  // a single row has no stride to honour
   }
   return int64_t(bits & (~bits + 1));  // lowest set bit
 }
+
+// The scales of an fp8 weight: fp32, packed, 4-byte aligned, and a shape that
+// names their kind ([N, 1] per channel, [ceil(N/128), ceil(K/128)] per block;
+// with N = 1 and K <= 128 the two are one scale and mean the same).
+StatusOr<WeightScale> weight_scale_of(const gatejit_gate_args_t &a, DType weight, int64_t n, int64_t k) {
+  const gatejit_tensor_t &s = a.weight_scale;
+  if (weight != DType::kFP8E4M3) {
+    if (s.data)
+      return invalid_argument(std::string("weight_scale: given for a ") + dtype_name(weight) +
+                              " weight; scales go with an fp8_e4m3 weight only (leave weight_scale zeroed)");
+    return WeightScale::kNone;
+  }
+  const int64_t nb = (n + kScaleBlock - 1) / kScaleBlock, kb = (k + kScaleBlock - 1) / kScaleBlock;
+  const std::string allowed = "[N, 1] = [" + std::to_string(n) + ", 1] (one per output channel) or [ceil(N/128), "
+                              "ceil(K/128)] = [" + std::to_string(nb) + ", " + std::to_string(kb) +
+                              "] (one per 128 x 128 block)";
+  if (!s.data) return invalid_argument("weight_scale.data is NULL: an fp8_e4m3 weight needs its fp32 scales, " + allowed);
+  if (s.dtype != GATEJIT_F32)
+    return invalid_argument("weight_scale.dtype = " + std::to_string(int(s.dtype)) + ": scales are GATEJIT_F32");
+  if (s.ld != s.cols)
+    return invalid_argument("weight_scale.ld = " + std::to_string(s.ld) + ": scales are packed (ld = cols = " +
+                            std::to_string(s.cols) + ")");
+  if (reinterpret_cast<uintptr_t>(s.data) % 4 != 0)
+    return invalid_argument("weight_scale.data is not 4-byte aligned");
+  if (s.rows == n && s.cols == 1) return WeightScale::kPerChannel;
+  if (s.rows == nb && s.cols == kb) return WeightScale::kBlock128;
+  return invalid_argument("weight_scale shape [" + std::to_string(s.rows) + ", " + std::to_string(s.cols) +
+                          "]: allowed are " + allowed);
+}
+
 }  // namespace
 
 // Only hidden and weight are read in vectors; attn and out are read and
@@ -85,6 +116,9 @@ StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) 
   c.dtype_weight = *dw;
   c.dtype_attn = *da;
   c.dtype_out = *dout;
+  auto scale = weight_scale_of(a, c.dtype_weight, n, k);
+  if (!scale.ok()) return scale.status();
+  c.weight_scale = *scale;
   c.ld_hidden = a.hidden.ld;
   c.ld_weight = a.weight.ld;
   c.ld_attn = a.attn.ld;

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::array<std::pair<AbiArgKind, const char *>, 3> kKinds = {
     {{AbiArgKind::kPointer, "pointer"}, {AbiArgKind::kScalar, "scalar"}, {AbiArgKind::kTensorMap, "tensor_map"}}};
-constexpr std::array<std::pair<AbiValue, const char *>, 11> kValues = {{{AbiValue::kHidden, "hidden"},
+constexpr std::array<std::pair<AbiValue, const char *>, 12> kValues = {{{AbiValue::kHidden, "hidden"},
                                                                         {AbiValue::kWeight, "weight"},
                                                                         {AbiValue::kAttn, "attn"},
                                                                         {AbiValue::kOut, "out"},
@@ -19,10 +19,12 @@ constexpr std::array<std::pair<AbiValue, const char *>, 11> kValues = {{{AbiValu
                                                                         {AbiValue::kLdHidden, "ld_hidden"},
                                                                         {AbiValue::kLdWeight, "ld_weight"},
                                                                         {AbiValue::kLdAttn, "ld_attn"},
-                                                                        {AbiValue::kLdOut, "ld_out"}}};
+                                                                        {AbiValue::kLdOut, "ld_out"},
+                                                                        {AbiValue::kWeightScale, "weight_scale"}}};
 
 bool is_tensor(AbiValue v) {
-  return v == AbiValue::kHidden || v == AbiValue::kWeight || v == AbiValue::kAttn || v == AbiValue::kOut;
+  return v == AbiValue::kHidden || v == AbiValue::kWeight || v == AbiValue::kAttn || v == AbiValue::kOut ||
+         v == AbiValue::kWeightScale;
 }
 
 std::string entry_name(size_t i, const AbiArg &a) {
@@ -53,7 +55,8 @@ StatusOr<AbiValue> parse_abi_value(std::string_view s) {
   for (const auto &[value, name] : kValues)
     if (s == name) return value;
   return invalid_argument("abi value '" + std::string(s) +
-                          "': allowed are hidden, weight, attn, out, m, n, k, ld_hidden, ld_weight, ld_attn, ld_out");
+                          "': allowed are hidden, weight, attn, out, m, n, k, ld_hidden, ld_weight, ld_attn, ld_out, "
+                          "weight_scale");
 }
 
 size_t abi_arg_bytes(AbiArgKind k) { return k == AbiArgKind::kTensorMap ? 128 : 8; }
@@ -70,6 +73,12 @@ std::vector<AbiArg> classic_abi(bool tensor_maps) {
   return args;
 }
 
+std::vector<AbiArg> gate_abi(bool tensor_maps, bool weight_scale) {
+  std::vector<AbiArg> args = classic_abi(tensor_maps);
+  if (weight_scale) args.push_back({AbiArgKind::kPointer, AbiValue::kWeightScale});
+  return args;
+}
+
 Status validate_abi(const std::vector<AbiArg> &args, bool tensor_maps_allowed) {
   if (args.size() > kMaxAbiArgs)
     return invalid_argument("abi: " + std::to_string(args.size()) + " arguments, at most " +
@@ -81,7 +90,8 @@ Status validate_abi(const std::vector<AbiArg> &args, bool tensor_maps_allowed) {
     if (a.kind == AbiArgKind::kScalar && tensor)
       return invalid_argument(entry_name(i, a) + ": a scalar is a size or a leading dimension, not a tensor");
     if (a.kind != AbiArgKind::kScalar && !tensor)
-      return invalid_argument(entry_name(i, a) + ": pointers and tensor maps are of tensors (hidden, weight, attn, out)");
+      return invalid_argument(entry_name(i, a) +
+                              ": pointers and tensor maps are of tensors (hidden, weight, attn, out, weight_scale)");
     if (a.kind == AbiArgKind::kTensorMap) {
       if (!tensor_maps_allowed)
         return invalid_argument(entry_name(i, a) + ": only CUDA kernels with tensor map boxes take tensor maps");

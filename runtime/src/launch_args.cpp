@@ -11,6 +11,7 @@ void *tensor_slot(AbiValue v, LaunchValues &x) {
     case AbiValue::kWeight: return &x.weight;
     case AbiValue::kAttn: return &x.attn;
     case AbiValue::kOut: return &x.out;
+    case AbiValue::kWeightScale: return &x.weight_scale;
     default: return nullptr;
   }
 }

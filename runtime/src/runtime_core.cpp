@@ -164,6 +164,14 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
     return internal_error("resolved kernel is for " + std::string(target_name(resolved->binary.target)) +
                           ", device needs " + target_name(key.contract.target));
   slot.kernel = Loaded{*backend, key.ordinal, nullptr, resolved->binary.geometry, declared_abi(resolved->binary)};
+  // The scales reach the kernel only through a declared argument: a kernel
+  // for a scaled contract that does not take them would read none.
+  const bool takes_scales = std::any_of(slot.kernel.abi.begin(), slot.kernel.abi.end(),
+                                        [](const AbiArg &a) { return a.value == AbiValue::kWeightScale; });
+  if (takes_scales != (key.contract.weight_scale != WeightScale::kNone))
+    return internal_error("kernel " + resolved->binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
+                          (takes_scales ? "takes weight scales its contract does not have"
+                                        : "does not take the weight scales of its contract"));
   // A K-split kernel's first load is the resolving stream's instance.
   if (resolved->binary.geometry.k_blocks > 1)
     slot.split_binary = std::make_shared<const KernelBinary>(resolved->binary);
@@ -230,6 +238,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   LaunchValues v{args.hidden.data, args.weight.data, args.attn.data, args.out.data,
                  args.hidden.rows,  args.weight.rows,  args.hidden.cols, args.hidden.ld,
                  args.weight.ld,    args.attn.ld,      args.out.ld};
+  v.weight_scale = args.weight_scale.data;
   const TensorMapBoxes &boxes = k.geometry.tensor_maps;
   if (declares_tensor_map(k.abi, AbiValue::kWeight))
     GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map({"weight", v.weight, uint64_t(v.n), uint64_t(args.weight.cols),
@@ -249,7 +258,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   // limit), so a long prefill is several launches over row ranges.
   constexpr int64_t kMaxGridY = 65535;
   const int64_t total_m = v.m;
-  const size_t eb = args.out.dtype == GATEJIT_F32 ? 4 : 2;  // all four dtypes are equal (validated)
+  const size_t eb = args.out.dtype == GATEJIT_F32 ? 4 : 2;  // hidden, attn and out share it (validated)
   for (int64_t m0 = 0; m0 < total_m; m0 += kMaxGridY) {
     v.m = std::min(kMaxGridY, total_m - m0);
     v.hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * v.ld_hidden) * eb;

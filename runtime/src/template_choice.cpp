@@ -39,6 +39,9 @@ std::optional<std::string> gemv_refusal(const Contract &c) {
 
 std::optional<std::string> mma_refusal(const Contract &c) {
   if (auto layout = vector_layout_refusal(c, "mma")) return layout;
+  if (c.dtype_weight == DType::kFP8E4M3)
+    return std::string("dtype_weight = fp8_e4m3: the mma template multiplies bf16/f16 fragments; an fp8 weight "
+                       "takes the gemv (M <= ") + std::to_string(kGemvMaxM) + ") or the generic kernel";
   if (!mma_available(c.target))
     return std::string("target ") + target_name(c.target) +
            ": the mma template uses the 16x16x32 bf16/f16 MFMA, which is gfx950's";
@@ -101,7 +104,8 @@ StatusOr<TemplateChoice> choose_template(const Contract &c) {
     if (mma_no) return invalid_argument("template = mma cannot serve this contract: " + *mma_no);
     return specialised(TemplateKind::kMma, c, "specialised mma: requested by the contract");
   }
-  const bool want_mma = mma_preferred(c.target, c.m_max, c.n);
+  // An fp8 weight has no mma form yet: the gemv serves its decode path.
+  const bool want_mma = c.dtype_weight != DType::kFP8E4M3 && mma_preferred(c.target, c.m_max, c.n);
   if (want_mma && !mma_no)
     return specialised(TemplateKind::kMma, c,
                        std::string("specialised mma: M") + (c.m_dynamic ? "_max" : "") + " = " +

@@ -1,8 +1,9 @@
 // Generated kernels on a real GPU through the runtime's C API: every template
 // and M of the compiler's matrix on sm_90, bf16/f16, sigmoid/silu, out
 // separate and in place, padded leading dimensions, dynamic M, the loader's
-// generic fallback, graph replay with changed inputs, and proof that the
-// checker catches a kernel that skips the boundary roundings.
+// generic fallback, graph replay with changed inputs, fp8 e4m3 weights with
+// per-channel and 128 x 128 block scales, and proof that the checker catches
+// a kernel that skips the boundary roundings or the weight scales.
 //
 // Kernels come from the bundle named by GATEJIT_TEST_BUNDLE (precompiled for
 // sm_90 from tests/gpu/bundle_spec.json; the GPU machine has no LLVM), or,
@@ -15,10 +16,14 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "support/cuda_driver.h"
 #include "gatejit/env_flag.h"
@@ -53,7 +58,13 @@ uint64_t fresh_seed() {
 }
 
 gatejit_dtype_t c_dtype(DType d) {
-  return d == DType::kBF16 ? GATEJIT_BF16 : d == DType::kF16 ? GATEJIT_F16 : GATEJIT_F32;
+  switch (d) {
+    case DType::kBF16: return GATEJIT_BF16;
+    case DType::kF16: return GATEJIT_F16;
+    case DType::kF32: return GATEJIT_F32;
+    case DType::kFP8E4M3: return GATEJIT_FP8_E4M3;
+  }
+  return GATEJIT_F32;
 }
 
 // NaN in the storage dtype, so an element the kernel never writes fails.
@@ -73,7 +84,12 @@ struct Case {
   size_t misalign_bytes = 0;    // offset of every base pointer
   std::string expect;           // substring of the explanation
   size_t attn_out_misalign = 0; // offset of attn and out only (the contract's align covers hidden and weight)
+  // Not kNone: the weight is fp8 e4m3 with fp32 scales of this kind (hidden,
+  // attn and out stay `dtype`).
+  WeightScale weight_scale = WeightScale::kNone;
 };
+
+DType weight_dtype(const Case &c) { return c.weight_scale == WeightScale::kNone ? c.dtype : DType::kFP8E4M3; }
 
 std::string case_name(const Case &c) {
   std::string s = "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_" +
@@ -82,6 +98,7 @@ std::string case_name(const Case &c) {
   if (c.pad) s += "_pad" + std::to_string(c.pad);
   if (c.misalign_bytes) s += "_misalign" + std::to_string(c.misalign_bytes);
   if (c.attn_out_misalign) s += "_attnoutmisalign" + std::to_string(c.attn_out_misalign);
+  if (c.weight_scale != WeightScale::kNone) s += std::string("_wfp8_") + weight_scale_name(c.weight_scale);
   return s;
 }
 
@@ -141,20 +158,30 @@ class GpuTest : public ::testing::Test {
     gatejit_status_free(s);
     return m;
   }
+  // The code and message of a status (GATEJIT_OK and "" for success), freed.
+  static std::pair<gatejit_status_code_t, std::string> status_of(gatejit_status_t s) {
+    std::pair<gatejit_status_code_t, std::string> r{gatejit_status_code(s), s ? gatejit_status_message(s) : ""};
+    gatejit_status_free(s);
+    return r;
+  }
 
   struct Buffers {
     HostTensor hidden, weight, attn;
-    std::unique_ptr<DeviceBuffer> d_hidden, d_weight, d_attn, d_out;
+    std::vector<float> scales;  // an fp8 weight's, row-major in weight_scale_shape
+    std::unique_ptr<DeviceBuffer> d_hidden, d_weight, d_attn, d_out, d_scales;
     gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT;
   };
 
   // Allocates, fills with fresh random values and uploads one problem.
   Buffers make(const Case &c) {
     Buffers b;
-    const int64_t ldk = c.k + c.pad;
+    const int64_t ldk = c.k + c.pad;  // in each tensor's own elements (fp8: bytes)
     b.hidden = reference::make_tensor(c.dtype, c.m, c.k, ldk);
-    b.weight = reference::make_tensor(c.dtype, c.n, c.k, ldk);
+    b.weight = reference::make_tensor(weight_dtype(c), c.n, c.k, ldk);
     b.attn = reference::make_tensor(c.dtype, c.m, c.n, c.n);
+    const reference::ScaleShape scale_shape = reference::weight_scale_shape(c.weight_scale, c.n, c.k);
+    b.scales.resize(size_t(scale_shape.rows * scale_shape.cols));
+    if (!b.scales.empty()) b.d_scales = std::make_unique<DeviceBuffer>(b.scales.size() * sizeof(float));
     randomize(b, c);
     const size_t off = c.misalign_bytes;
     b.d_hidden = std::make_unique<DeviceBuffer>(b.hidden.bytes.size() + off);
@@ -164,12 +191,16 @@ class GpuTest : public ::testing::Test {
     if (!c.in_place) b.d_out = std::make_unique<DeviceBuffer>(b.attn.bytes.size() + off_ao);
     upload(b, c);
     auto tensor = [&](const DeviceBuffer &d, const HostTensor &h, size_t at) {
-      return gatejit_tensor_t{static_cast<char *>(d.ptr()) + at, c_dtype(c.dtype), h.rows, h.cols, h.ld};
+      return gatejit_tensor_t{static_cast<char *>(d.ptr()) + at, c_dtype(h.dtype), h.rows, h.cols, h.ld};
     };
     b.args.hidden = tensor(*b.d_hidden, b.hidden, off);
     b.args.weight = tensor(*b.d_weight, b.weight, off);
     b.args.attn = tensor(*b.d_attn, b.attn, off_ao);
     b.args.out = c.in_place ? b.args.attn : tensor(*b.d_out, b.attn, off_ao);
+    // fp32, packed; never offset (misalign_bytes is about hidden and weight).
+    if (b.d_scales)
+      b.args.weight_scale = gatejit_tensor_t{b.d_scales->ptr(), GATEJIT_F32, scale_shape.rows, scale_shape.cols,
+                                             scale_shape.cols};
     b.args.act = c.act == Activation::kSigmoid ? GATEJIT_SIGMOID : GATEJIT_SILU;
     b.args.rounding = c.rounding == Rounding::kBoundary ? GATEJIT_ROUNDING_BOUNDARY : GATEJIT_ROUNDING_FUSED;
     b.args.device_kind = GATEJIT_DEVICE_CUDA;
@@ -182,7 +213,13 @@ class GpuTest : public ::testing::Test {
     const uint64_t seed = fresh_seed();
     // Projections of O(1): the activation is exercised away from saturation.
     reference::fill_random(b.hidden, 1.0f, seed);
-    reference::fill_random(b.weight, float(6.0 / std::sqrt(double(c.k))), seed + 1);
+    if (c.weight_scale == WeightScale::kNone) {
+      reference::fill_random(b.weight, float(6.0 / std::sqrt(double(c.k))), seed + 1);
+    } else {
+      // e4m3 over its whole range, scaled to the same effective weights.
+      reference::fill_random_fp8(b.weight, seed + 1);
+      b.scales = reference::random_weight_scales(c.weight_scale, c.n, c.k, float(6.0 / std::sqrt(double(c.k))), seed + 3);
+    }
     reference::fill_random(b.attn, 2.0f, seed + 2);
     ::testing::Test::RecordProperty("seed", std::to_string(seed));
   }
@@ -192,6 +229,7 @@ class GpuTest : public ::testing::Test {
     b.d_hidden->upload(b.hidden.bytes.data(), b.hidden.bytes.size(), off);
     b.d_weight->upload(b.weight.bytes.data(), b.weight.bytes.size(), off);
     b.d_attn->upload(b.attn.bytes.data(), b.attn.bytes.size(), off + c.attn_out_misalign);
+    if (b.d_scales) b.d_scales->upload(b.scales.data(), b.scales.size() * sizeof(float));
     if (b.d_out) poison(*b.d_out, c.dtype);
   }
 
@@ -203,7 +241,7 @@ class GpuTest : public ::testing::Test {
   }
 
   reference::CheckResult verify(const Buffers &b, const Case &c, const HostTensor &out, Rounding policy) {
-    reference::GateProblem p{c.act, policy, &b.hidden, &b.weight, &b.attn};
+    reference::GateProblem p{c.act, policy, &b.hidden, &b.weight, &b.attn, c.weight_scale, &b.scales};
     return reference::check_gate(p, out);
   }
 
@@ -423,6 +461,81 @@ INSTANTIATE_TEST_SUITE_P(
         Case{4, 1000, 999, DType::kF32, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "generic (dtype f32"}),
     [](const auto &info) { return case_name(info.param); });
 
+// --- fp8 e4m3 weights with fp32 scales -------------------------------------
+
+// hidden, attn and out bf16 or f16; the weight e4m3 over its whole range
+// (subnormals and zeros included) with per-channel or 128 x 128 block scales.
+// The specialised gemv serves M <= 16 (an fp8 weight has no mma form), the
+// generic kernel the rest.
+Case fp8_case(int64_t m, int64_t n, int64_t k, DType d, Activation a, WeightScale ws, std::string expect,
+              bool in_place = false, int64_t pad = 0, Rounding r = Rounding::kBoundary, size_t misalign = 0) {
+  return Case{.m = m, .n = n, .k = k, .dtype = d, .act = a, .rounding = r, .in_place = in_place, .pad = pad,
+              .misalign_bytes = misalign, .expect = std::move(expect), .weight_scale = ws};
+}
+
+class Fp8Weight : public GpuTest, public ::testing::WithParamInterface<Case> {};
+TEST_P(Fp8Weight, MatchesReference) { run_and_check(GetParam()); }
+
+std::vector<Case> fp8_cases() {
+  constexpr DType bf16 = DType::kBF16, f16 = DType::kF16;
+  constexpr Activation sig = Activation::kSigmoid, silu = Activation::kSilu;
+  constexpr WeightScale pc = WeightScale::kPerChannel, b128 = WeightScale::kBlock128;
+  constexpr Rounding fused = Rounding::kFused;
+  const std::string gemv = "specialised gemv", generic = "generic (",
+                    bucket = "specialised gemv (dynamic-M bucket, m_max 16";
+  std::vector<Case> cases;
+  // The seed shape (DeepSeek-V3's, K = 56 scale blocks, N = 12): every
+  // decode M with both scale kinds; each kind meets every (dtype, act).
+  const struct {
+    int64_t m;
+    DType d;
+    Activation a;
+    WeightScale ws;
+  } seed[] = {{1, bf16, sig, pc},  {1, f16, silu, b128}, {1, bf16, sig, b128},  {2, f16, sig, pc},
+              {2, bf16, silu, b128}, {4, bf16, silu, pc}, {4, f16, sig, b128},  {8, f16, silu, pc},
+              {8, bf16, sig, b128}, {16, bf16, sig, pc}, {16, f16, silu, b128}, {16, f16, silu, pc}};
+  for (const auto &s : seed) cases.push_back(fp8_case(s.m, 1536, 7168, s.d, s.a, s.ws, gemv));
+  // In place (out = attn: the same contracts).
+  cases.push_back(fp8_case(1, 1536, 7168, bf16, sig, b128, gemv, true));
+  cases.push_back(fp8_case(8, 1536, 7168, f16, silu, pc, gemv, true));
+  // Padded rows that keep 16-byte vectors: 16 elements (fp8: 16 bytes; bf16: 32).
+  for (int64_t m : {1, 4})
+    for (WeightScale ws : {pc, b128}) cases.push_back(fp8_case(m, 1536, 7168, bf16, sig, ws, gemv, false, 16));
+  // N = 1000 and 1537: the last block row of scales is partial (104 rows; 1 row).
+  for (int64_t m : {1, 4}) cases.push_back(fp8_case(m, 1000, 7168, bf16, sig, b128, gemv));
+  cases.push_back(fp8_case(2, 1000, 7168, bf16, sig, pc, gemv));
+  cases.push_back(fp8_case(1, 1537, 7168, f16, silu, b128, gemv));
+  cases.push_back(fp8_case(16, 1537, 7168, f16, silu, b128, gemv, true));
+  // K = 2064 = 16 x 128 + 16: a partial last K block (whole 16-byte vectors).
+  for (int64_t m : {1, 8}) cases.push_back(fp8_case(m, 1536, 2064, bf16, sig, b128, gemv));
+  cases.push_back(fp8_case(2, 1536, 2064, f16, silu, pc, gemv));
+  cases.push_back(fp8_case(3, 1000, 2064, f16, silu, b128, gemv));  // partial in N and K
+  // Fused rounding policy.
+  for (int64_t m : {1, 8}) cases.push_back(fp8_case(m, 1536, 7168, bf16, sig, pc, gemv, false, 0, fused));
+  cases.push_back(fp8_case(4, 1536, 7168, bf16, sig, b128, gemv, false, 0, fused));
+  // Dynamic M: the gemv bucket (m_max 16) serves M values with no exact kernel.
+  cases.push_back(fp8_case(3, 1536, 7168, bf16, sig, pc, bucket));
+  cases.push_back(fp8_case(7, 1536, 7168, bf16, sig, pc, bucket));
+  cases.push_back(fp8_case(5, 1536, 7168, f16, silu, b128, bucket, true));
+  cases.push_back(fp8_case(13, 1536, 7168, f16, silu, b128, bucket));
+  // The generic kernel (one per dtype, act, rounding and scale kind): M past
+  // the gemv's 16 ...
+  cases.push_back(fp8_case(32, 1536, 7168, bf16, sig, b128, generic));
+  cases.push_back(fp8_case(100, 1536, 7168, f16, silu, pc, generic));
+  cases.push_back(fp8_case(100, 1000, 2064, bf16, sig, b128, generic));
+  cases.push_back(fp8_case(32, 1536, 7168, bf16, sig, pc, generic, false, 0, fused));
+  // ... fp8 rows that are no whole number of 16-byte vectors (K = 1000, K =
+  // 7176, padding 8: 8 bytes off; the bf16/f16 hidden rows are whole) ...
+  cases.push_back(fp8_case(3, 1000, 1000, bf16, sig, b128, "generic (leading dimension ld_weight"));
+  cases.push_back(fp8_case(1, 1536, 7176, f16, silu, pc, "generic (leading dimension ld_weight"));
+  cases.push_back(fp8_case(2, 1536, 7168, bf16, sig, b128, "generic (leading dimension ld_weight", false, 8));
+  // ... and base pointers only 8-byte aligned.
+  cases.push_back(fp8_case(2, 1536, 7168, bf16, sig, pc, "generic (align = 8", false, 0, Rounding::kBoundary, 8));
+  return cases;
+}
+INSTANTIATE_TEST_SUITE_P(Sm90, Fp8Weight, ::testing::ValuesIn(fp8_cases()),
+                         [](const auto &info) { return case_name(info.param); });
+
 // --- The checker is known to catch a skipped rounding -----------------------
 
 TEST_F(GpuTest, CheckerCatchesKernelThatSkipsBoundaryRoundings) {
@@ -440,6 +553,42 @@ TEST_F(GpuTest, CheckerCatchesKernelThatSkipsBoundaryRoundings) {
       << "the boundary check accepted a kernel without the intermediate roundings";
   std::printf("[wrong-variant] fused kernel judged by the boundary reference: %lld of %lld elements flagged\n",
               (long long)as_boundary.mismatches, (long long)as_boundary.checked);
+}
+
+// The fp8 suite cannot pass a kernel that ignores the weight scales or reads
+// the wrong ones: the real output, right by the reference with its scales, is
+// flagged by the reference without them, with the first K block's scale for
+// the whole row (a block kernel that drops the K index), or with channel n's
+// scale taken from channel n + 1.
+TEST_F(GpuTest, CheckerCatchesFp8KernelWithWrongScales) {
+  for (const Case &c : {fp8_case(4, 1536, 7168, DType::kBF16, Activation::kSigmoid, WeightScale::kBlock128, "gemv"),
+                        fp8_case(4, 1536, 7168, DType::kBF16, Activation::kSilu, WeightScale::kPerChannel, "gemv")}) {
+    SCOPED_TRACE(case_name(c));
+    Buffers b = make(c);
+    ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &b.args)), "");
+    check(driver(nullptr)->cuCtxSynchronize(), "cuCtxSynchronize");
+    const HostTensor out = download_out(b, c);
+    expect_all_correct(verify(b, c, out, c.rounding), "");
+    const int64_t kb = (c.k + kScaleBlock - 1) / kScaleBlock;
+    std::vector<float> wrong(size_t(c.n));
+    for (int64_t n = 0; n < c.n; ++n)
+      wrong[size_t(n)] = c.weight_scale == WeightScale::kBlock128 ? b.scales[size_t((n / kScaleBlock) * kb)]
+                                                                  : b.scales[size_t((n + 1) % c.n)];
+    const struct {
+      const char *what;
+      WeightScale kind;
+      const std::vector<float> *scales;
+    } judges[] = {{"no scales", WeightScale::kNone, nullptr},
+                  {c.weight_scale == WeightScale::kBlock128 ? "the first K block's scale per row" : "channel n + 1's scale",
+                   WeightScale::kPerChannel, &wrong}};
+    for (const auto &j : judges) {
+      reference::GateProblem p{c.act, c.rounding, &b.hidden, &b.weight, &b.attn, j.kind, j.scales};
+      const auto r = reference::check_gate(p, out);
+      EXPECT_GT(r.mismatches, r.checked / 2) << "judged with " << j.what << ", the output passed";
+      std::printf("[wrong-scales] %s judged with %s: %lld of %lld elements flagged\n", case_name(c).c_str(), j.what,
+                  (long long)r.mismatches, (long long)r.checked);
+    }
+  }
 }
 
 // --- Graph replay follows changed inputs --------------------------------------
@@ -612,6 +761,73 @@ TEST_F(GpuTest, ShapeMismatchIsAnErrorNamingTheField) {
   b.args.attn.cols = 1535;
   const std::string message = expect_ok(gatejit_gate_epilogue(rt_, &b.args));
   EXPECT_NE(message.find("attn.cols"), std::string::npos) << message;
+}
+
+// fp8 arguments the runtime must refuse before any kernel: invalid-argument
+// statuses naming the field (the wording is the runtime's; only the field
+// names and the allowed shapes' numbers are checked).
+TEST_F(GpuTest, Fp8WeightScaleErrorsNameWeightScale) {
+  const Case c = fp8_case(1, 1536, 7168, DType::kBF16, Activation::kSigmoid, WeightScale::kPerChannel, "gemv");
+  Buffers b = make(c);
+  auto expect_invalid = [&](const gatejit_gate_args_t &args, const char *what, std::initializer_list<const char *> names) {
+    const auto [code, message] = status_of(gatejit_gate_epilogue(rt_, &args));
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << what << ": " << message;
+    for (const char *name : names) EXPECT_NE(message.find(name), std::string::npos) << what << ": " << message;
+  };
+  gatejit_gate_args_t a = b.args;
+  a.weight_scale = gatejit_tensor_t{};
+  expect_invalid(a, "fp8 weight without weight_scale", {"weight_scale"});
+  // Shapes of neither kind: [N + 1, 1], [N, 2], block128 transposed ([56, 12]).
+  // The message names the allowed shapes: [1536, 1] and [12, 56].
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1537, 1}, {1536, 2}, {56, 12}}) {
+    a = b.args;
+    a.weight_scale.rows = rows;
+    a.weight_scale.cols = a.weight_scale.ld = cols;
+    expect_invalid(a, "weight_scale of a wrong shape", {"weight_scale", "1536", "12", "56"});
+  }
+  a = b.args;
+  a.weight_scale.dtype = GATEJIT_BF16;
+  expect_invalid(a, "bf16 weight_scale", {"weight_scale"});
+  // Scales with a bf16 weight.
+  const Case plain{1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "gemv"};
+  Buffers p = make(plain);
+  a = p.args;
+  a.weight_scale = b.args.weight_scale;
+  expect_invalid(a, "weight_scale with a bf16 weight", {"weight_scale"});
+}
+
+// A caller built against API version 2 (no weight_scale: struct_size stops
+// before it) still runs a bf16 problem; with an fp8 weight it gets the
+// missing-scales error, not a read past its struct.
+TEST_F(GpuTest, Version2ArgsRunWithoutWeightScale) {
+  const Case c{4, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "gemv"};
+  Buffers b = make(c);
+  gatejit_gate_args_t v2 = b.args;
+  v2.struct_size = offsetof(gatejit_gate_args_t, weight_scale);
+  v2.weight_scale.data = reinterpret_cast<void *>(uintptr_t(0x10));  // past the caller's struct: never read
+  ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &v2)), "");
+  check(driver(nullptr)->cuCtxSynchronize(), "cuCtxSynchronize");
+  expect_all_correct(verify(b, c, download_out(b, c), c.rounding), "");
+  v2.weight.dtype = GATEJIT_FP8_E4M3;
+  const auto [code, message] = status_of(gatejit_gate_epilogue(rt_, &v2));
+  EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << message;
+  EXPECT_NE(message.find("weight_scale"), std::string::npos) << message;
+}
+
+TEST_F(GpuTest, Fp8HiddenOrAttnIsAnErrorNamingTheTensor) {
+  const Case c{1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "gemv"};
+  Buffers b = make(c);
+  gatejit_gate_args_t a = b.args;
+  a.hidden.dtype = GATEJIT_FP8_E4M3;
+  auto [code, message] = status_of(gatejit_gate_epilogue(rt_, &a));
+  EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << message;
+  EXPECT_NE(message.find("hidden"), std::string::npos) << message;
+  EXPECT_NE(message.find("fp8"), std::string::npos) << message;
+  a = b.args;
+  a.attn.dtype = a.out.dtype = GATEJIT_FP8_E4M3;
+  std::tie(code, message) = status_of(gatejit_gate_epilogue(rt_, &a));
+  EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << message;
+  EXPECT_NE(message.find("attn"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -4,6 +4,11 @@
 // ulps); a rounding to the storage dtype maps the interval to dtype values.
 // Where no interval straddles a rounding midpoint (nearly every element) the
 // check demands bit equality; a skipped or extra rounding is caught.
+//
+// An fp8 e4m3 weight carries fp32 scales (per output channel or per 128 x 128
+// block): its value is e4m3(w) x scale, exact in fp64. The kernel may apply
+// the scale to each weight element in fp32 or to an fp32 (partial) sum; the
+// interval covers both. Everything after the projection is as for bf16/f16.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +24,16 @@ uint16_t f32_to_bf16(float f);
 float bf16_to_f32(uint16_t b);
 uint16_t f32_to_f16(float f);
 float f16_to_f32(uint16_t h);
+// OCP e4m3 ("e4m3fn": bias 7, max 448, NaN 0x7f / 0xff, no infinity,
+// subnormals m x 2^-9). Narrowing rounds to nearest even, bit for bit as
+// torch's .to(torch.float8_e4m3fn) for |x| <= 464 (which rounds to 448); out
+// of range this saturates to +-448, infinity too (as cvt.rn.satfinite does;
+// torch gives NaN above 464). NaN stays NaN (0x7f with the sign). Decoding is
+// exact.
+uint8_t f32_to_e4m3(float f);
+float e4m3_to_f32(uint8_t b);
 
-// A host tensor in storage dtype: `bits` holds 2- or 4-byte elements.
+// A host tensor in storage dtype: `bytes` holds 1-, 2- or 4-byte elements.
 struct HostTensor {
   DType dtype = DType::kBF16;
   int64_t rows = 0, cols = 0, ld = 0;
@@ -34,10 +47,34 @@ HostTensor make_tensor(DType dtype, int64_t rows, int64_t cols, int64_t ld);
 // Fresh uniform values in [-scale, scale], rounded to dtype (never all zeros).
 void fill_random(HostTensor &t, float scale, uint64_t seed);
 
+// Fresh fp8 e4m3 weights (t.dtype must be kFP8E4M3) as a block-quantised
+// checkpoint has them, and then some: 3/4 of the elements uniform in
+// [-448, 448] (the full range a block's absmax scaling uses), 1/4 with
+// log-uniform magnitudes over [2^-11, 448] (every exponent: ~5% subnormals,
+// ~1.3% zeros); random signs. Their RMS is about 228.
+void fill_random_fp8(HostTensor &t, uint64_t seed);
+
+// The shape of the scale tensor of an [n, k] fp8 weight: [n, 1] or
+// [ceil(n/128), ceil(k/128)] ({0, 0} for kNone).
+struct ScaleShape {
+  int64_t rows = 0, cols = 0;
+};
+ScaleShape weight_scale_shape(WeightScale kind, int64_t n, int64_t k);
+// Fresh positive scales for fill_random_fp8 weights, row-major in
+// weight_scale_shape: each is base x 2^u, u uniform in [-1, 1], with base
+// chosen so that the scaled weights have about the RMS of uniform values in
+// [-bound, bound] (the bf16 tests' weights: bound = 6 / sqrt(K)).
+std::vector<float> random_weight_scales(WeightScale kind, int64_t n, int64_t k, float bound, uint64_t seed);
+
 struct GateProblem {
   Activation act = Activation::kSigmoid;
   Rounding rounding = Rounding::kBoundary;
   const HostTensor *hidden, *weight, *attn;  // [M,K], [N,K], [M,N]
+  // The weight's scales (an fp8 weight): kPerChannel, N values; kBlock128,
+  // ceil(N/128) x ceil(K/128) row-major (scale of (n, k) at
+  // (n / 128) * ceil(K/128) + k / 128). kNone: every scale is 1.
+  WeightScale weight_scale = WeightScale::kNone;
+  const std::vector<float> *scales = nullptr;
 };
 
 struct CheckResult {
@@ -49,6 +86,8 @@ struct CheckResult {
 };
 
 // Checks every element of `out` against the reference (multi-threaded).
+// The roundings after the projection are to hidden's dtype (bf16/f16/f32).
+// Throws std::invalid_argument where `scales` does not fit weight_scale.
 CheckResult check_gate(const GateProblem &p, const HostTensor &out);
 
 }  // namespace gatejit::reference

@@ -8,8 +8,22 @@ output-gate callback,
 whose default is the existing expression ``attn_output *
 sigmoid(gate_proj(hidden_states))``, and an adapter installs a fused one.
 :class:`GatejitOutputGate` is that callback: the fused gatejit op where gatejit
-can serve the layer, the existing expression otherwise (quantised or biased
-projection, unsupported device, dtype or layout, no kernel for the shape).
+can serve the layer, the existing expression otherwise (a projection quantised
+other than as below, or biased; unsupported device, dtype or layout; no kernel
+for the shape).
+
+fp8 projections (vLLM's fp8 linear methods, ``fp8_weights=True``, the
+default): a torch.float8_e4m3fn weight [N, K] (or its transpose [K, N], as
+vLLM keeps it for cutlass) with float32 scales, found as ``weight_scale_inv``
+(block-quantised: [ceil(N/128), ceil(K/128)], weight_block_size [128, 128])
+or ``weight_scale`` (per channel [N, 1] / [N]; per tensor, one per logical
+shard, expanded once at prepare to [N, 1] and kept on the module as the
+buffer ``gatejit_weight_scale``). gatejit then computes with the activations
+as they are (bf16/f16) and the dequantised weight, where vLLM's own fp8 path
+also quantises the activations to fp8: the fused values are the more exact
+ones, not bit-equal to the existing expression. Scales in any other form
+(DeepGEMM's transposed or UE8M0 layouts, Marlin repacking, e4m3fnuz) keep the
+existing expression.
 
 Decide and warm up at model load, eagerly, before ``torch.compile`` traces
 the model and before CUDA graph capture::
@@ -39,10 +53,18 @@ from torch import Tensor, nn
 from .. import ops
 from .._support import prepare_for, supports_shape
 
-__all__ = ["GatejitOutputGate", "project", "DECISION_ATTRIBUTE"]
+__all__ = ["GatejitOutputGate", "project", "DECISION_ATTRIBUTE", "SCALE_ATTRIBUTE"]
 
 #: The attribute ``prepare`` sets on a gate projection: True (fused) or False.
 DECISION_ATTRIBUTE = "gatejit_output_gate"
+#: For an fp8 projection taking the fused path: (the name of the module
+#: attribute holding the scales gatejit is given: ``weight_scale_inv``,
+#: ``weight_scale``, or ``gatejit_weight_scale`` for expanded per-tensor
+#: scales; the activations' dtype prepared: the layer's ``orig_dtype``, else bf16).
+SCALE_ATTRIBUTE = "gatejit_fp8"
+_EXPANDED_SCALE = "gatejit_weight_scale"
+_FP8 = getattr(torch, "float8_e4m3fn", None)
+_SCALE_BLOCK = 128
 
 _ACTIVATIONS = {"sigmoid": torch.sigmoid, "silu": F.silu}
 _FUSED_DTYPES = (torch.bfloat16, torch.float16)
@@ -68,6 +90,61 @@ def _plain_weight(gate_proj: nn.Module) -> Optional[Tensor]:
     return weight
 
 
+def _weight_nk(weight: Tensor) -> Tensor:
+    """An fp8 weight as [N, K] with contiguous rows: vLLM keeps the fp8
+    weights of its per-tensor/per-channel methods transposed ([K, N], column-major)."""
+    return weight if weight.stride(-1) == 1 else weight.t()
+
+
+def _fp8_weight(gate_proj: nn.Module):
+    """(weight [N, K], scale name, scale tensor to register or None) when the
+    projection is an fp8 e4m3 layer gatejit can take with its scales; else None."""
+    weight = getattr(gate_proj, "weight", None)
+    if (_FP8 is None or not isinstance(weight, Tensor) or weight.dtype != _FP8 or weight.dim() != 2
+            or not weight.is_cuda or getattr(gate_proj, "bias", None) is not None):
+        return None
+    weight = _weight_nk(weight)
+    if not weight.is_contiguous():
+        return None
+    n, k = int(weight.shape[0]), int(weight.shape[1])
+    partition = getattr(gate_proj, "output_size_per_partition", None)
+    if isinstance(partition, int) and partition != n:
+        return None  # the transpose guess disagrees with the layer's own sizes
+    block = getattr(gate_proj, "weight_block_size", None)
+    if block is None:
+        config = getattr(getattr(gate_proj, "quant_method", None), "quant_config", None)
+        block = getattr(config, "weight_block_size", None)
+    for name in ("weight_scale_inv", "weight_scale"):
+        scale = getattr(gate_proj, name, None)
+        if not isinstance(scale, Tensor):
+            continue
+        if scale.dtype != torch.float32 or scale.device != weight.device or not scale.is_contiguous():
+            return None
+        shape = tuple(scale.shape)
+        block_shape = (-(-n // _SCALE_BLOCK), -(-k // _SCALE_BLOCK))
+        if block is not None:  # block-quantised: 128 x 128 blocks only
+            if list(block) != [_SCALE_BLOCK, _SCALE_BLOCK] or shape != block_shape:
+                return None
+            return weight, name, None
+        if shape in ((n,), (n, 1)):
+            return weight, name, None
+        if scale.numel() == 1 or (scale.dim() == 1 and n > 1 and scale.numel() < n):
+            # per tensor, or one per logical shard of a merged layer: one per channel
+            widths = getattr(gate_proj, "logical_widths", None)
+            if scale.numel() == 1:
+                expanded = scale.reshape(1, 1).expand(n, 1).contiguous()
+            elif widths is not None and len(widths) == scale.numel() and sum(widths) == n:
+                expanded = torch.repeat_interleave(scale.reshape(-1), torch.tensor(widths, device=scale.device))
+                expanded = expanded.reshape(n, 1).contiguous()
+            else:
+                return None
+            return weight, _EXPANDED_SCALE, expanded
+        if shape == block_shape and n > _SCALE_BLOCK:
+            return weight, name, None  # block scales without a declared block size (e.g. a plain module)
+        return None
+    return None
+
+
 class GatejitOutputGate:
     """The output-gate callback with gatejit's fused kernel behind it.
 
@@ -80,16 +157,20 @@ class GatejitOutputGate:
             instead of a new tensor.
         fallback: the existing expression, ``(hidden_states, gate_proj,
             attn_output) -> Tensor``; default: ``attn * act(gate_proj(hidden))``.
+        fp8_weights: serve fp8 e4m3 projections with their scales (see the
+            module docstring); False keeps the existing expression for them.
     """
 
     def __init__(self, capture_sizes: Iterable[int] = (1,), *, act: str = "sigmoid", rounding: str = "boundary",
-                 in_place: bool = False, fallback: Optional[Callable[[Tensor, nn.Module, Tensor], Tensor]] = None):
+                 in_place: bool = False, fallback: Optional[Callable[[Tensor, nn.Module, Tensor], Tensor]] = None,
+                 fp8_weights: bool = True):
         if act not in _ACTIVATIONS:
             raise ValueError(f"act = {act!r}: allowed are 'sigmoid', 'silu'")
         self.capture_sizes = sorted({int(m) for m in capture_sizes})
         self.act = act
         self.rounding = rounding
         self.in_place = in_place
+        self.fp8_weights = fp8_weights
         self.fallback = fallback if fallback is not None else self._existing_expression
 
     def _existing_expression(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor) -> Tensor:
@@ -111,6 +192,25 @@ class GatejitOutputGate:
             if all(supports_shape(m, n, k, weight.dtype, self.act, self.rounding, device=device) for m in sizes):
                 prepare_for(sizes, n, k, weight.dtype, self.act, self.rounding, device=device)
                 fused = True
+        fp8 = _fp8_weight(gate_proj) if weight is None and self.fp8_weights and sizes else None
+        if fp8 is not None:
+            weight, scale_name, expanded = fp8
+            scale = expanded if expanded is not None else getattr(gate_proj, scale_name)
+            n, k = int(weight.shape[0]), int(weight.shape[1])
+            device = weight.device
+            # The activations' dtype: the layer's own (vLLM keeps it as orig_dtype), else bf16.
+            dtype = getattr(gate_proj, "orig_dtype", torch.bfloat16)
+            if dtype in _FUSED_DTYPES and all(
+                    supports_shape(m, n, k, dtype, self.act, self.rounding, device=device, weight_dtype=_FP8,
+                                   weight_scale=scale) for m in sizes):
+                prepare_for(sizes, n, k, dtype, self.act, self.rounding, device=device, weight_dtype=_FP8,
+                            weight_scale=scale)
+                if expanded is not None:
+                    gate_proj.register_buffer(_EXPANDED_SCALE, expanded, persistent=False)
+                setattr(gate_proj, SCALE_ATTRIBUTE, (scale_name, dtype))
+                fused = True
+        if not fused and hasattr(gate_proj, SCALE_ATTRIBUTE):
+            delattr(gate_proj, SCALE_ATTRIBUTE)
         setattr(gate_proj, DECISION_ATTRIBUTE, fused)
         return fused
 
@@ -120,14 +220,24 @@ class GatejitOutputGate:
             fused = False if torch.compiler.is_compiling() else self.prepare(gate_proj)
         if fused:
             weight = gate_proj.weight
+            fp8 = getattr(gate_proj, SCALE_ATTRIBUTE, None)
+            scale = None
+            if fp8 is not None:  # the weight as [N, K], its scales, the activations' dtype prepared
+                scale_name, dtype = fp8
+                weight = _weight_nk(weight)
+                scale = getattr(gate_proj, scale_name)
+                dtype_ok = hidden_states.dtype == dtype
+            else:
+                dtype_ok = hidden_states.dtype == weight.dtype
             if (hidden_states.dim() == 2 and attn_output.dim() == 2
-                    and hidden_states.dtype == weight.dtype and attn_output.dtype == weight.dtype
+                    and dtype_ok and attn_output.dtype == hidden_states.dtype
                     and hidden_states.device == weight.device and attn_output.device == weight.device
                     and hidden_states.shape[1] == weight.shape[1] and attn_output.shape[1] == weight.shape[0]
                     and hidden_states.shape[0] == attn_output.shape[0]
                     and hidden_states.is_contiguous() and attn_output.is_contiguous()):
                 out = attn_output if self.in_place else None
-                return ops.gate_epilogue(hidden_states, weight, attn_output, out, self.act, self.rounding)
+                return ops.gate_epilogue(hidden_states, weight, attn_output, out, self.act, self.rounding,
+                                         weight_scale=scale)
         if self.in_place:
             gated = self.fallback(hidden_states, gate_proj, attn_output)
             attn_output.copy_(gated)

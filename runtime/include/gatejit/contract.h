@@ -2,6 +2,8 @@
 //
 //   out[m, n] = act(sum_k hidden[m, k] * weight[n, k]) * attn[m, n]
 //
+// An fp8 weight carries fp32 scales: weight[n, k] = e4m3(w[n, k]) * scale(n, k).
+//
 // A Contract is validated once (validate), then normalised (leading dimensions
 // defaulted, m_max filled in). Its canonical text is the cache and bundle key.
 #pragma once
@@ -15,7 +17,14 @@
 namespace gatejit {
 
 enum class Target { kGfx950, kGfx942, kSm90 };
-enum class DType { kBF16, kF16, kF32 };
+// kFP8E4M3: OCP e4m3 ("e4m3fn": bias 7, max 448, NaN 0x7f/0xff, no
+// infinity), one byte; only a weight may be fp8, and it carries scales.
+enum class DType { kBF16, kF16, kF32, kFP8E4M3 };
+// The fp32 scales of an fp8 weight: one per output channel ([N] values), or
+// one per 128 x 128 block of the weight ([ceil(N/128), ceil(K/128)] row-major,
+// DeepSeek-V3's layout). kNone: the weight is bf16/f16/f32.
+enum class WeightScale { kNone, kPerChannel, kBlock128 };
+inline constexpr int64_t kScaleBlock = 128;
 enum class Activation { kSigmoid, kSilu };
 // kBoundary: round the projection, the activation and the product to the
 // storage dtype, as the unfused PyTorch expression does. kFused: fp32
@@ -35,6 +44,7 @@ struct Contract {
   DType dtype_weight = DType::kBF16;
   DType dtype_attn = DType::kBF16;
   DType dtype_out = DType::kBF16;
+  WeightScale weight_scale = WeightScale::kNone;
   // Row strides in elements; 0 means packed (K for hidden/weight, N for attn/out).
   int64_t ld_hidden = 0;
   int64_t ld_weight = 0;
@@ -46,7 +56,9 @@ struct Contract {
   Rounding rounding = Rounding::kBoundary;
   TemplateKind template_kind = TemplateKind::kAuto;
 
-  DType dtype() const { return dtype_out; }  // all four are equal once validated
+  // The storage dtype of hidden, attn and out (equal once validated; the
+  // weight's too, except for an fp8 weight).
+  DType dtype() const { return dtype_out; }
   bool operator==(const Contract &) const = default;
 };
 
@@ -56,6 +68,7 @@ const char *dtype_name(DType d);
 const char *activation_name(Activation a);
 const char *rounding_name(Rounding r);
 const char *template_name(TemplateKind t);
+const char *weight_scale_name(WeightScale s);
 int64_t dtype_bytes(DType d);
 bool target_is_amdgpu(Target t);
 int target_wave_size(Target t);
@@ -67,6 +80,9 @@ StatusOr<DType> parse_dtype(std::string_view s, std::string_view field = "dtype"
 StatusOr<Activation> parse_activation(std::string_view s);
 StatusOr<Rounding> parse_rounding(std::string_view s);
 StatusOr<TemplateKind> parse_template(std::string_view s);
+StatusOr<WeightScale> parse_weight_scale(std::string_view s);
+// Elements of the scale tensor an fp8 weight of `c` carries (0 for kNone).
+int64_t weight_scale_count(const Contract &c);
 
 // Checks every field; the message names the field, the value and what is
 // allowed. Does not modify the contract.

@@ -22,8 +22,11 @@ extern "C" {
 
 /* 2: gatejit_gate_args_t and gatejit_runtime_options_t begin with
  * struct_size (initialise them with GATEJIT_GATE_ARGS_INIT and
- * GATEJIT_RUNTIME_OPTIONS_INIT). */
-#define GATEJIT_API_VERSION 2
+ * GATEJIT_RUNTIME_OPTIONS_INIT).
+ * 3: GATEJIT_FP8_E4M3 weights and gatejit_gate_args_t.weight_scale (at the
+ * end: a version-2 caller's smaller struct is still read, as a call without
+ * weight scales). */
+#define GATEJIT_API_VERSION 3
 
 typedef struct gatejit_status_s *gatejit_status_t; /* NULL means success */
 typedef struct gatejit_runtime_s *gatejit_runtime_t;
@@ -41,7 +44,9 @@ typedef enum {
   GATEJIT_INTERNAL = 9
 } gatejit_status_code_t;
 
-typedef enum { GATEJIT_BF16 = 0, GATEJIT_F16 = 1, GATEJIT_F32 = 2 } gatejit_dtype_t;
+/* GATEJIT_FP8_E4M3: OCP e4m3 ("e4m3fn": bias 7, max 448, NaN 0x7f / 0xff, no
+ * infinity), one byte; weights only, with weight_scale. */
+typedef enum { GATEJIT_BF16 = 0, GATEJIT_F16 = 1, GATEJIT_F32 = 2, GATEJIT_FP8_E4M3 = 3 } gatejit_dtype_t;
 typedef enum { GATEJIT_SIGMOID = 0, GATEJIT_SILU = 1 } gatejit_activation_t;
 typedef enum { GATEJIT_ROUNDING_BOUNDARY = 0, GATEJIT_ROUNDING_FUSED = 1 } gatejit_rounding_t;
 typedef enum { GATEJIT_DEVICE_CUDA = 1, GATEJIT_DEVICE_HIP = 2 } gatejit_device_kind_t;
@@ -70,6 +75,12 @@ typedef struct {
   gatejit_device_kind_t device_kind;
   int device_ordinal;
   void *stream; /* CUstream / hipStream_t; NULL = the default stream */
+  /* API version 3. The fp32 scales of an fp8 weight (dtype GATEJIT_F32,
+   * packed: ld = cols): [N, 1], one per output channel, or [ceil(N / 128),
+   * ceil(K / 128)], one per 128 x 128 block of the weight (DeepSeek-V3's
+   * layout). The weight's value is fp8 value x scale. data NULL (all zero)
+   * for a bf16 / f16 weight. */
+  gatejit_tensor_t weight_scale;
 } gatejit_gate_args_t;
 #define GATEJIT_GATE_ARGS_INIT {sizeof(gatejit_gate_args_t)}
 

@@ -19,8 +19,11 @@ namespace gatejit {
 enum class AbiArgKind : uint8_t { kPointer, kScalar, kTensorMap };
 
 // What the launcher puts in it: a tensor's base pointer (or the tensor map
-// it encodes for that tensor), a size, or a leading dimension.
-enum class AbiValue : uint8_t { kHidden, kWeight, kAttn, kOut, kM, kN, kK, kLdHidden, kLdWeight, kLdAttn, kLdOut };
+// it encodes for that tensor), a size, or a leading dimension. kWeightScale:
+// the fp32 scales of an fp8 weight (contract.h's WeightScale).
+enum class AbiValue : uint8_t {
+  kHidden, kWeight, kAttn, kOut, kM, kN, kK, kLdHidden, kLdWeight, kLdAttn, kLdOut, kWeightScale
+};
 
 struct AbiArg {
   AbiArgKind kind = AbiArgKind::kPointer;
@@ -50,6 +53,9 @@ std::vector<AbiArg> classic_abi(bool tensor_maps);
 // hidden and weight and only where `tensor_maps_allowed`; no (kind, value)
 // twice. The message names the entry.
 Status validate_abi(const std::vector<AbiArg> &args, bool tensor_maps_allowed);
+
+// The classic list, then the pointer to the weight's scales where it has them.
+std::vector<AbiArg> gate_abi(bool tensor_maps, bool weight_scale);
 
 // "ptr hidden, ptr weight, ..., i64 m, ..., tensor_map weight", for reports
 // and messages.

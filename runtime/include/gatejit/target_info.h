@@ -64,6 +64,9 @@ struct TargetInfo {
   // element accesses into dwordx2 / dwordx4 itself); on sm_90 a vector
   // access must be aligned to its size.
   bool unaligned_global_vectors;
+  // Converts OCP fp8 e4m3 in hardware (gfx950 v_cvt_pk_f32_fp8, sm_90
+  // cvt.rn.f16x2.e4m3x2); gfx942's conversions take the fnuz variant.
+  bool ocp_fp8;
   // Arithmetic.
   double clock_ghz;
   MatrixInstructionInfo matrix;     // the fragment form's instruction (mma template, tiled fragments)

@@ -1,0 +1,19 @@
+    // A 16-byte vector of e4m3 weights, decoded exactly to fp32 pairs four at
+    // a time (@decode_e4m3x4, the target's conversion). Per-channel scales
+    // multiply the finished sum instead (@scale_sum).
+    func.func private @weight_pairs(%w: vector<${VEC}xi8>, %col: index, %k0: index${SCALE_PARAM})
+        -> vector<${PAIRS}x2xf32> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %quads = arith.constant ${QUADS} : index
+      %w4 = vector.shape_cast %w : vector<${VEC}xi8> to vector<${QUADS}x4xi8>
+      %zero = arith.constant dense<0.0> : vector<${QUADS}x4xf32>
+      %d = scf.for %q = %c0 to %quads step %c1 iter_args(%acc = %zero) -> (vector<${QUADS}x4xf32>) {
+        %x = vector.extract %w4[%q] : vector<4xi8> from vector<${QUADS}x4xi8>
+        %f = func.call @decode_e4m3x4(%x) : (vector<4xi8>) -> vector<4xf32>
+        %acc2 = vector.insert %f, %acc[%q] : vector<4xf32> into vector<${QUADS}x4xf32>
+        scf.yield %acc2 : vector<${QUADS}x4xf32>
+      } {gatejit.unroll}
+      %p = vector.shape_cast %d : vector<${QUADS}x4xf32> to vector<${PAIRS}x2xf32>
+      return %p : vector<${PAIRS}x2xf32>
+    }
