@@ -72,12 +72,18 @@ struct GemvTuning {
 // KSPLIT: waves that split one group's K range (partials combined through
 // workgroup memory). Fewer rows for small N, to fill the grid, was measured
 // worse (v2 in docs/perf-notes.md).
-GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target) {
+GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target, int64_t weight_bytes) {
   // sm_90, M = 1, small N: 4 warps per row (v5: 9.2 -> 8.8 us at N = 1536;
   // slower at N = 3072 and 12288, where N warps already fill the GPU).
   // gfx9xx keeps the seed's one wave per row and no LDS (unmeasured there).
   if (m_max == 1 && n <= 2048 && target == Target::kSm90) return {1, 8, 4};
   if (m_max == 1) return {1, 8};
+  // sm_90, fp8 weights above M = 1 (v55, first measured in the run that
+  // introduced them): a row has half the 16-byte steps of a bf16 row and
+  // each byte twice the arithmetic. One or two rows a wave and two waves a
+  // row keep 1536 or more warps at N = 1536; the bf16 rows below launch 384
+  // (4 rows a wave above M = 4).
+  if (target == Target::kSm90 && weight_bytes == 1) return {m_max <= 4 ? 1 : 2, m_max <= 4 ? 4 : 2, 2};
   if (m_max <= 2) return {1, 4};  // UNROLL 8 measured slower at M = 2 (v4)
   if (target_is_amdgpu(target)) {
     // gfx9xx, M = 3-16 (v40, the model's choice: no AMD GPU to time it): the
@@ -148,7 +154,7 @@ void plan_gemv(KernelPlan &p) {
   const int64_t wave = target_wave_size(c.target);
   const int64_t waves = kGemvGroupsPerBlock;
   const int64_t kvecs = c.k / vec;
-  GemvTuning t = gemv_tuning(c.m_max, c.n, c.target);
+  GemvTuning t = gemv_tuning(c.m_max, c.n, c.target, eb);
   const int64_t k_full_all = kvecs / wave;
   // Each wave takes whole steps: the largest split that divides them, halving
   // the table's (an fp8 row has half the 16-byte steps of a bf16 row).
