@@ -295,27 +295,43 @@ module attributes {gpu.container_module} {
       %k0 = arith.muli %v, %vec : index
       %pairs = arith.constant ${PAIRS} : index
       %part = arith.constant ${PART} : index
-      %wzero = arith.constant dense<0.0> : vector<${ROWS}x${PAIRS}x2x${T_DOT}>
-      // The weight vectors of every row first: ROWS independent loads, as
-      // PAIRS pairs of what the dot snippet multiplies (@weight_pairs: the
-      // storage type itself, or decoded fp8 with its block scale).
-      %ws = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wzero) -> (vector<${ROWS}x${PAIRS}x2x${T_DOT}>) {
+      // Every load of the step first: the ROWS weight vectors, then the
+      // M_MAX hidden vectors, all in flight before the first product; then
+      // the weights as PAIRS pairs of what the dot snippet multiplies
+      // (@weight_pairs: the storage type itself, or decoded fp8 with its
+      // block scale).
+      %wraw0 = arith.constant dense<${W_ZERO}> : vector<${ROWS}x${VEC}x${T_WEIGHT}>
+      %wraw = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wraw0) -> (vector<${ROWS}x${VEC}x${T_WEIGHT}>) {
         %col = arith.addi %col0, %r : index
         %col_ld = arith.minui %col, %nlast : index
         %w_row = arith.muli %col_ld, %ldw : index
         %w_idx = arith.addi %w_row, %k0 : index
         %w = vector.load %weight[%w_idx] {alignment = 16} : memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>, vector<${VEC}x${T_WEIGHT}>
+        %wacc2 = vector.insert %w, %wacc[%r] : vector<${VEC}x${T_WEIGHT}> into vector<${ROWS}x${VEC}x${T_WEIGHT}>
+        scf.yield %wacc2 : vector<${ROWS}x${VEC}x${T_WEIGHT}>
+      } {gatejit.unroll}
+      %hzero = arith.constant dense<0.0> : vector<${M_MAX}x${PAIRS}x2x${T_HIDDEN}>
+      %hs = scf.for %m = %c0 to %mmax step %c1 iter_args(%hacc = %hzero) -> (vector<${M_MAX}x${PAIRS}x2x${T_HIDDEN}>) {
+        %hm = arith.minui %m, %mlast : index
+        %h_row = arith.muli %hm, %ldh : index
+        %h_idx = arith.addi %h_row, %k0 : index
+        %h = vector.load %hidden[%h_idx] {alignment = 16} : memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, vector<${VEC}x${T_HIDDEN}>
+        %h2 = vector.shape_cast %h : vector<${VEC}x${T_HIDDEN}> to vector<${PAIRS}x2x${T_HIDDEN}>
+        %hacc2 = vector.insert %h2, %hacc[%m] : vector<${PAIRS}x2x${T_HIDDEN}> into vector<${M_MAX}x${PAIRS}x2x${T_HIDDEN}>
+        scf.yield %hacc2 : vector<${M_MAX}x${PAIRS}x2x${T_HIDDEN}>
+      } {gatejit.unroll}
+      %wzero = arith.constant dense<0.0> : vector<${ROWS}x${PAIRS}x2x${T_DOT}>
+      %ws = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wzero) -> (vector<${ROWS}x${PAIRS}x2x${T_DOT}>) {
+        %col = arith.addi %col0, %r : index
+        %col_ld = arith.minui %col, %nlast : index
+        %w = vector.extract %wraw[%r] : vector<${VEC}x${T_WEIGHT}> from vector<${ROWS}x${VEC}x${T_WEIGHT}>
         %w2 = func.call @weight_pairs(%w, %col_ld, %k0${SCALE_ARG})
             : (vector<${VEC}x${T_WEIGHT}>, index, index${SCALE_TYPE}) -> vector<${PAIRS}x2x${T_DOT}>
         %wacc2 = vector.insert %w2, %wacc[%r] : vector<${PAIRS}x2x${T_DOT}> into vector<${ROWS}x${PAIRS}x2x${T_DOT}>
         scf.yield %wacc2 : vector<${ROWS}x${PAIRS}x2x${T_DOT}>
       } {gatejit.unroll}
       %res = scf.for %m = %c0 to %mmax step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
-        %hm = arith.minui %m, %mlast : index
-        %h_row = arith.muli %hm, %ldh : index
-        %h_idx = arith.addi %h_row, %k0 : index
-        %h = vector.load %hidden[%h_idx] {alignment = 16} : memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, vector<${VEC}x${T_HIDDEN}>
-        %h2 = vector.shape_cast %h : vector<${VEC}x${T_HIDDEN}> to vector<${PAIRS}x2x${T_HIDDEN}>
+        %h2 = vector.extract %hs[%m] : vector<${PAIRS}x2x${T_HIDDEN}> from vector<${M_MAX}x${PAIRS}x2x${T_HIDDEN}>
         %a_m = scf.for %r = %c0 to %rows step %c1 iter_args(%ar = %a) -> (vector<${ACC_LEN}xf32>) {
           %wr = vector.extract %ws[%r] : vector<${PAIRS}x2x${T_DOT}> from vector<${ROWS}x${PAIRS}x2x${T_DOT}>
           %i_row = arith.muli %r, %mmax : index

@@ -174,6 +174,7 @@ void plan_gemv(KernelPlan &p) {
   P["PAIRS"] = fmt::format("{}", vec / 2);
   P["QUADS"] = fmt::format("{}", vec / 4);
   P["T_DOT"] = c.dtype_weight == DType::kFP8E4M3 ? "f32" : mlir_type(c.dtype_weight);
+  P["W_ZERO"] = c.dtype_weight == DType::kFP8E4M3 ? "0" : "0.0";  // a zero of the weight's storage type
   set_weight_params(P, c, fmt::format("{}", (c.k + kScaleBlock - 1) / kScaleBlock));
   P["ACC"] = fmt::format("{}", acc);
   P["OWN_SLOTS"] = fmt::format("{}", (acc + wave - 1) / wave);
