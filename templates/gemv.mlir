@@ -15,8 +15,8 @@
 //   ${T_DOT}        what @weight_pairs gives the dot snippet (T_WEIGHT, or f32)
 //   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} ${SCALE_KB}
 //                   the weight scales' kernel argument and how the weight
-//                   snippets (@weight_pairs, @scale_sum) receive it; empty
-//                   for 16-bit weights
+//                   snippet (@weight_pairs) receives it; empty for 16-bit
+//                   weights
 //   ${WAVE}         wave/warp size (64 on gfx9xx, 32 on sm_90)
 //   ${WAVES}        waves per workgroup
 //   ${BLOCK}        WAVE * WAVES
@@ -201,7 +201,6 @@ module attributes {gpu.container_module} {
       %sums = memref.get_global @gatejit_gemv_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
       %block_cols = arith.constant ${BLOCK_COLS} : index
       %group_col = arith.muli %group, %rows : index
-      %nlast_s = arith.constant ${N_LAST} : index
       scf.for %k = %c0 to %slots step %c1 {
         %base = arith.muli %k, %wave : index
         %i = arith.addi %base, %lane : index
@@ -214,12 +213,7 @@ module attributes {gpu.container_module} {
           %c_at = arith.addi %group_col, %r : index
           %at = arith.addi %m_at, %c_at : index
           %dot = vector.extract %owned[%k] : f32 from vector<${OWN_SLOTS}xf32>
-          // Per-channel weight scales multiply the sum here (@scale_sum).
-          %block_col0 = arith.muli %bid, %block_cols : index
-          %col = arith.addi %block_col0, %c_at : index
-          %col_in = arith.minui %col, %nlast_s : index
-          %scaled = func.call @scale_sum(%dot, %col_in${SCALE_ARG}) : (f32, index${SCALE_TYPE}) -> f32
-          memref.store %scaled, %sums[%at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+          memref.store %dot, %sums[%at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
         }
       } {gatejit.unroll}
       gpu.barrier

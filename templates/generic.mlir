@@ -9,7 +9,7 @@
 //   ${T_WEIGHT} storage type of the weight (${T}, or i8 for e4m3)
 //   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} S_SIZE
 //             an fp8 weight's scales: the kernel's last argument and how
-//             @weight_to_f32 and @scale_sum receive it (empty otherwise)
+//             @weight_to_f32 receives it (empty otherwise)
 //   ${BLOCK}  threads per workgroup
 //   ${SPAN}   nominal extent of each buffer (elements); sizes come at launch
 //   ${SYMBOL} kernel symbol
@@ -65,8 +65,7 @@ module attributes {gpu.container_module} {
         %o_row = arith.muli %m, %ldo : index
         %o_idx = arith.addi %o_row, %col : index
         %a = memref.load %attn[%a_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
-        %dot_s = func.call @scale_sum(%dot, %col${SCALE_ARG}) : (f32, index${SCALE_TYPE}) -> f32
-        %o = func.call @gate_epilogue(%dot_s, %a) : (f32, ${T}) -> ${T}
+        %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
         memref.store %o, %out[%o_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
       }
       gpu.return

@@ -1,6 +1,10 @@
-    // A 16-byte vector of e4m3 weights, decoded exactly to fp32 pairs four at
-    // a time (@decode_e4m3x4, the target's conversion). Per-channel scales
-    // multiply the finished sum instead (@scale_sum).
+    // A 16-byte vector of e4m3 weights, decoded exactly to fp32 four at a
+    // time (@decode_e4m3x4, the target's conversion), times its scale in
+    // fp32: the contract's dequantised weight fl32(e4m3 x scale). The vector
+    // lies in one 128-wide K block (K offsets are multiples of 16), so one
+    // scale serves it (@scale_index: per channel, or per 128 x 128 block; a
+    // per-channel index does not depend on k0, and LLVM hoists its load out
+    // of the K loop).
     func.func private @weight_pairs(%w: vector<${VEC}xi8>, %col: index, %k0: index${SCALE_PARAM})
         -> vector<${PAIRS}x2xf32> {
       %c0 = arith.constant 0 : index
@@ -14,6 +18,10 @@
         %acc2 = vector.insert %f, %acc[%q] : vector<4xf32> into vector<${QUADS}x4xf32>
         scf.yield %acc2 : vector<${QUADS}x4xf32>
       } {gatejit.unroll}
-      %p = vector.shape_cast %d : vector<${QUADS}x4xf32> to vector<${PAIRS}x2xf32>
+      %at = func.call @scale_index(%col, %k0, %scale_kb) : (index, index, index) -> index
+      %s = memref.load %weight_scale[%at] : memref<${S_SIZE}xf32, #gpu.address_space<global>>
+      %sv = vector.broadcast %s : f32 to vector<${QUADS}x4xf32>
+      %scaled = arith.mulf %d, %sv : vector<${QUADS}x4xf32>
+      %p = vector.shape_cast %scaled : vector<${QUADS}x4xf32> to vector<${PAIRS}x2xf32>
       return %p : vector<${PAIRS}x2xf32>
     }

@@ -42,19 +42,13 @@ void set_weight_params(TemplateParams &P, const Contract &c, const std::string &
   P["SCALE_KB"] = scale_kb;
 }
 
-// The snippets that read the weight: its decoding (and block scale), the
-// scale of the finished sum, and the target's e4m3 conversion.
+// The snippets that read the weight: as it is (16-bit), or e4m3 decoded by
+// the target's conversion and multiplied by the scale @scale_index finds.
 std::vector<std::string> weight_snippets(const Contract &c, const char *element_snippet) {
   const std::string base = element_snippet;
-  switch (c.weight_scale) {
-    case WeightScale::kNone: return {base + "_plain", "scale_sum_none"};
-    case WeightScale::kPerChannel:
-      return {base + "_e4m3", "scale_sum_per_channel", target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"};
-    case WeightScale::kBlock128:
-      return {base + "_e4m3_block128", "scale_sum_none",
-              target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"};
-  }
-  return {};
+  if (c.weight_scale == WeightScale::kNone) return {base + "_plain"};
+  return {base + "_e4m3", c.weight_scale == WeightScale::kPerChannel ? "scale_index_per_channel" : "scale_index_block128",
+          target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"};
 }
 
 // Column groups per workgroup for gemv: 4 (4 waves of 64 = the seed kernel's
@@ -84,6 +78,13 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target, int64_t weight_b
   // row keep 1536 or more warps at N = 1536; the bf16 rows below launch 384
   // (4 rows a wave above M = 4).
   if (target == Target::kSm90 && weight_bytes == 1) return {m_max <= 4 ? 1 : 2, m_max <= 4 ? 4 : 2, 2};
+  // gfx9xx, fp8 weights above M = 1 (v55, the model's choice): one row a
+  // wave and more steps in flight than the bf16 table, since a step carries
+  // half the weight bytes and each hidden row 32 bytes: every step of the
+  // row up to M = 4, 4 above (N = 1536 block128 predicted M = 4 4.78 ->
+  // 3.82 µs, M = 8 4.64 -> 4.03, M = 16 5.89 -> 5.32). Two rows a wave leave
+  // CUs empty at N = 1536 (192 workgroups).
+  if (target_is_amdgpu(target) && weight_bytes == 1) return {1, m_max <= 4 ? 8 : 4};
   if (m_max <= 2) return {1, 4};  // UNROLL 8 measured slower at M = 2 (v4)
   if (target_is_amdgpu(target)) {
     // gfx9xx, M = 3-16 (v40, the model's choice: no AMD GPU to time it): the
@@ -147,6 +148,8 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
   P["PIECES_WHOLE"] = c.n % vw == 0 ? "true" : "false";
 }
 
+std::map<std::string, int64_t, std::less<>> tuning_override();  // below, with the mma tables
+
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
   const int64_t eb = dtype_bytes(c.dtype_weight);  // the 16-byte weight vectors (hidden: as many elements)
@@ -155,6 +158,12 @@ void plan_gemv(KernelPlan &p) {
   const int64_t waves = kGemvGroupsPerBlock;
   const int64_t kvecs = c.k / vec;
   GemvTuning t = gemv_tuning(c.m_max, c.n, c.target, eb);
+  // Sweep keys of the development override (tuning_override): grows,
+  // gunroll, gksplit replace the table's ROWS, UNROLL and KSPLIT.
+  const auto o = tuning_override();
+  if (o.count("grows")) t.rows = o.at("grows");
+  if (o.count("gunroll")) t.unroll = o.at("gunroll");
+  if (o.count("gksplit")) t.ksplit = o.at("gksplit");
   const int64_t k_full_all = kvecs / wave;
   // Each wave takes whole steps: the largest split that divides them, halving
   // the table's (an fp8 row has half the 16-byte steps of a bf16 row).
