@@ -37,7 +37,7 @@ import torch._dynamo  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-from gatejit.integrations.vllm import DECISION_ATTRIBUTE, SCALE_ATTRIBUTE, GatejitOutputGate  # noqa: E402
+from gatejit.integrations.vllm import DECISION_ATTRIBUTE, FP8_FUSED_MAX_M, SCALE_ATTRIBUTE, GatejitOutputGate  # noqa: E402
 from gate_reference import FP8, FP8_MAX, assert_matches, dequantize, quantize_fp8  # noqa: E402
 from mla_module import TinyMLAAttention  # noqa: E402
 
@@ -257,3 +257,16 @@ def test_fp8_projection(gen, layout):
         other.weight_scale_inv = torch.nn.Parameter(other.weight_scale_inv.t().contiguous().t(), requires_grad=False)
         assert gate.prepare(other) is False
     assert gatejit.launch_count() == before + 2
+    # Above the fp8 gemv's M (FP8_FUSED_MAX_M) only the generic kernel would
+    # serve: those batches keep the existing expression, smaller ones fuse.
+    big = FP8_FUSED_MAX_M * 2
+    mixed = GatejitOutputGate(capture_sizes=[tokens, big])
+    assert mixed.prepare(Fp8GateProj(weight, layout)) is True
+    hidden_big = torch.randn(big, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
+    attn_big = torch.randn(big, n, generator=gen, device="cuda").to(torch.bfloat16)
+    with torch.no_grad():
+        got = mixed(hidden_big, layer, attn_big)
+        torch.cuda.synchronize()
+    assert gatejit.launch_count() == before + 2, "an fp8 batch above FP8_FUSED_MAX_M must not launch gatejit"
+    with torch.no_grad():
+        assert torch.equal(got, attn_big * torch.sigmoid(layer(hidden_big)))

@@ -64,6 +64,10 @@ DECISION_ATTRIBUTE = "gatejit_output_gate"
 SCALE_ATTRIBUTE = "gatejit_fp8"
 _EXPANDED_SCALE = "gatejit_weight_scale"
 _FP8 = getattr(torch, "float8_e4m3fn", None)
+# gatejit's specialised fp8 kernel is the gemv (M <= 16); above it only the
+# generic kernel serves fp8, far slower than vLLM's own fp8 GEMM, so larger
+# batches keep vLLM's path.
+FP8_FUSED_MAX_M = 16
 _SCALE_BLOCK = 128
 
 _ACTIVATIONS = {"sigmoid": torch.sigmoid, "silu": F.silu}
@@ -200,7 +204,8 @@ class GatejitOutputGate:
             device = weight.device
             # The activations' dtype: the layer's own (vLLM keeps it as orig_dtype), else bf16.
             dtype = getattr(gate_proj, "orig_dtype", torch.bfloat16)
-            if dtype in _FUSED_DTYPES and all(
+            sizes = [m for m in sizes if m <= FP8_FUSED_MAX_M]
+            if sizes and dtype in _FUSED_DTYPES and all(
                     supports_shape(m, n, k, dtype, self.act, self.rounding, device=device, weight_dtype=_FP8,
                                    weight_scale=scale) for m in sizes):
                 prepare_for(sizes, n, k, dtype, self.act, self.rounding, device=device, weight_dtype=_FP8,
@@ -226,7 +231,7 @@ class GatejitOutputGate:
                 scale_name, dtype = fp8
                 weight = _weight_nk(weight)
                 scale = getattr(gate_proj, scale_name)
-                dtype_ok = hidden_states.dtype == dtype
+                dtype_ok = hidden_states.dtype == dtype and hidden_states.shape[0] <= FP8_FUSED_MAX_M
             else:
                 dtype_ok = hidden_states.dtype == weight.dtype
             if (hidden_states.dim() == 2 and attn_output.dim() == 2
