@@ -179,11 +179,14 @@ Status validate(const Contract &c) {
   GATEJIT_RETURN_IF_ERROR(check_ld("ld_weight", c.ld_weight, c.k, "k"));
   GATEJIT_RETURN_IF_ERROR(check_ld("ld_attn", c.ld_attn, c.n, "n"));
   GATEJIT_RETURN_IF_ERROR(check_ld("ld_out", c.ld_out, c.n, "n"));
-  const int64_t eb = std::max(dtype_bytes(c.dtype_out), dtype_bytes(c.dtype_weight));
+  // The smallest element among the tensors `align` covers (hidden, weight):
+  // an fp8 weight with an odd K has 1-byte row strides, which the generic
+  // kernel serves.
+  const int64_t eb = std::min(dtype_bytes(c.dtype_hidden), dtype_bytes(c.dtype_weight));
   if (c.align < eb || c.align > 256 || (c.align & (c.align - 1)) != 0)
     return invalid_argument("align = " + std::to_string(c.align) +
                             ": must be a power of two between the element size (" +
-                            std::to_string(eb) + " bytes for " + dtype_name(c.dtype_out) +
+                            std::to_string(eb) + " bytes for " + dtype_name(eb == dtype_bytes(c.dtype_weight) ? c.dtype_weight : c.dtype_hidden) +
                             ") and 256");
   if (c.template_kind == TemplateKind::kGemv && c.dtype_out == DType::kF32)
     return invalid_argument("template = gemv: the gemv template takes bf16 or f16, not f32");

@@ -125,14 +125,18 @@ StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) 
   c.ld_out = a.out.ld;
   c.act = a.act == GATEJIT_SIGMOID ? Activation::kSigmoid : Activation::kSilu;
   c.rounding = a.rounding == GATEJIT_ROUNDING_BOUNDARY ? Rounding::kBoundary : Rounding::kFused;
-  const int64_t eb = dtype_bytes(c.dtype_out);
-  const int64_t align = provable_alignment(a);
-  // Every tensor, attn and out included, must reach the element size.
-  const int64_t weakest = std::min(align, lowest_alignment({&a.attn, &a.out}));
-  if (weakest < eb)
-    return invalid_argument("alignment: a base pointer or row stride is only " + std::to_string(weakest) +
-                            "-byte aligned, less than the element size " + std::to_string(eb));
-  c.align = align;
+  // Every tensor, attn and out included, must reach its own element size
+  // (one byte for an fp8 weight).
+  const std::pair<const gatejit_tensor_t *, DType> tensors[] = {
+      {&a.hidden, c.dtype_hidden}, {&a.weight, c.dtype_weight}, {&a.attn, c.dtype_attn}, {&a.out, c.dtype_out}};
+  for (const auto &[t, d] : tensors) {
+    const int64_t weakest = lowest_alignment({t});
+    if (weakest < dtype_bytes(d))
+      return invalid_argument("alignment: a base pointer or row stride is only " + std::to_string(weakest) +
+                              "-byte aligned, less than the element size " + std::to_string(dtype_bytes(d)) +
+                              " of " + dtype_name(d));
+  }
+  c.align = provable_alignment(a);
   return normalize(c);
 }
 

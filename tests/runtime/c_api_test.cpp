@@ -2,12 +2,23 @@
 // and a launch says exactly what is missing instead of crashing.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gatejit/gatejit.h"
+#include "support/child_process.h"
 
 namespace {
+
+namespace testing_support = gatejit::testing_support;
 
 std::string take(gatejit_status_t s, gatejit_status_code_t *code = nullptr) {
   if (code) *code = gatejit_status_code(s);
@@ -61,6 +72,129 @@ TEST(CApi, StructSizeIsCheckedAndNamed) {
   gatejit_runtime_destroy(rt);
 }
 
+// API version 3: GATEJIT_FP8_E4M3 and args.weight_scale, the struct's last
+// field, so that version 2's struct is a prefix of it.
+TEST(CApi, VersionThreeAddsWeightScaleAtTheEnd) {
+  EXPECT_EQ(GATEJIT_API_VERSION, 3);
+  EXPECT_EQ(gatejit_api_version(), 3);
+  EXPECT_EQ(int(GATEJIT_FP8_E4M3), 3);
+  EXPECT_EQ(offsetof(gatejit_gate_args_t, weight_scale) + sizeof(gatejit_tensor_t), sizeof(gatejit_gate_args_t));
+  EXPECT_EQ(offsetof(gatejit_gate_args_t, weight_scale) % alignof(gatejit_tensor_t), 0u);
+  const gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
+  EXPECT_EQ(a.weight_scale.data, nullptr);  // the initialiser leaves no scales
+}
+
+// The statuses an entry point gives for `args`: code and message.
+std::vector<std::pair<gatejit_status_code_t, std::string>> statuses(gatejit_runtime_t rt,
+                                                                     const gatejit_gate_args_t *args) {
+  std::vector<std::pair<gatejit_status_code_t, std::string>> out;
+  char *text = nullptr;
+  for (int entry = 0; entry < 3; ++entry) {
+    gatejit_status_code_t code;
+    const std::string m = take(entry == 0   ? gatejit_explain(rt, args, &text)
+                               : entry == 1 ? gatejit_prepare(rt, args)
+                                            : gatejit_gate_epilogue(rt, args),
+                               &code);
+    out.emplace_back(code, m);
+  }
+  gatejit_string_free(text);
+  return out;
+}
+
+// A caller built against version 2 passes struct_size =
+// offsetof(gatejit_gate_args_t, weight_scale): accepted, and read as a call
+// without scales (whatever lies past its struct); other sizes short of
+// version 3's are refused naming args.struct_size. Without a device every
+// call stops at the device, after the arguments were read: device_ordinal
+// -3 names itself, so the fields before weight_scale arrived.
+TEST(CApi, VersionTwoStructSizeIsReadAsACallWithoutScales) {
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
+  o.disable_cache = 1;
+  gatejit_runtime_t rt = nullptr;
+  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  static char fake[64] __attribute__((aligned(16)));
+  gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
+  a.hidden = {fake, GATEJIT_BF16, 1, 8, 8};
+  a.weight = {fake, GATEJIT_BF16, 8, 8, 8};
+  a.attn = {fake, GATEJIT_BF16, 1, 8, 8};
+  a.out = a.attn;
+  a.device_kind = GATEJIT_DEVICE_HIP;
+  a.device_ordinal = -3;
+  const size_t v2 = offsetof(gatejit_gate_args_t, weight_scale), v3 = sizeof(gatejit_gate_args_t);
+
+  gatejit_gate_args_t full = a;
+  for (const auto &[code, m] : statuses(rt, &full)) {
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << m;
+    EXPECT_NE(m.find("device_ordinal = -3"), std::string::npos) << m;
+  }
+  // Garbage in the version-3 field: read by a version-3 call ...
+  gatejit_gate_args_t garbage = a;
+  std::memset(&garbage.weight_scale, 0xa5, sizeof garbage.weight_scale);
+  for (const auto &[code, m] : statuses(rt, &garbage)) {
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << m;
+    EXPECT_NE(m.find("weight_scale.dtype"), std::string::npos) << m;
+  }
+  // ... never by a version-2 one.
+  garbage.struct_size = v2;
+  for (const auto &[code, m] : statuses(rt, &garbage)) {
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << m;
+    EXPECT_NE(m.find("device_ordinal = -3"), std::string::npos) << m;
+    EXPECT_EQ(m.find("struct_size"), std::string::npos) << m;
+    EXPECT_EQ(m.find("weight_scale"), std::string::npos) << m;
+  }
+  // A device error (no HIP here) is the same for both sizes.
+  gatejit_gate_args_t on_device = a;
+  on_device.device_ordinal = 0;
+  const auto as_v3 = statuses(rt, &on_device);
+  on_device.struct_size = v2;
+  const auto as_v2 = statuses(rt, &on_device);
+  EXPECT_EQ(as_v2, as_v3);
+  for (const auto &[code, m] : as_v2) EXPECT_EQ(m.find("struct_size"), std::string::npos) << m;
+
+  for (size_t bad : {v2 - 8, v2 + 1, v2 + 8, v3 - 8, v3 - 1}) {
+    gatejit_gate_args_t b = a;
+    b.struct_size = bad;
+    for (const auto &[code, m] : statuses(rt, &b)) {
+      EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << m;
+      EXPECT_NE(m.find("args.struct_size = " + std::to_string(bad)), std::string::npos) << m;
+    }
+  }
+  gatejit_runtime_destroy(rt);
+}
+
+// Nothing past a version-2 caller's struct is read: the struct ends where
+// an inaccessible page begins (a read past it would crash the child).
+TEST(CApi, NothingPastAVersionTwoStructIsRead) {
+  const size_t v2 = offsetof(gatejit_gate_args_t, weight_scale);
+  const long page = sysconf(_SC_PAGESIZE);
+  const int rc = testing_support::exit_code_within(30, [&] {
+    void *mem = mmap(nullptr, size_t(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return 2;
+    char *guard = static_cast<char *>(mem) + page;
+    if (mprotect(guard, size_t(page), PROT_NONE) != 0) return 3;
+    static char fake[64] __attribute__((aligned(16)));
+    gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
+    a.struct_size = v2;
+    a.hidden = {fake, GATEJIT_BF16, 1, 8, 8};
+    a.weight = {fake, GATEJIT_BF16, 8, 8, 8};
+    a.attn = {fake, GATEJIT_BF16, 1, 8, 8};
+    a.out = a.attn;
+    a.device_kind = GATEJIT_DEVICE_HIP;
+    a.device_ordinal = -3;
+    auto *v2_args = reinterpret_cast<gatejit_gate_args_t *>(guard - v2);
+    std::memcpy(static_cast<void *>(v2_args), &a, v2);
+    gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
+    o.disable_cache = 1;
+    gatejit_runtime_t rt = nullptr;
+    if (gatejit_runtime_create(&o, &rt) != nullptr) return 4;
+    for (const auto &[code, m] : statuses(rt, v2_args))
+      if (m.find("device_ordinal = -3") == std::string::npos) return 5;
+    gatejit_runtime_destroy(rt);
+    return 0;
+  });
+  EXPECT_EQ(rc, 0) << (rc == 128 + SIGSEGV ? "read past the version-2 struct" : "failed");
+}
+
 TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
   gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.disable_cache = 1;
@@ -77,6 +211,41 @@ TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
   EXPECT_NE(take(gatejit_explain_contract_json(rt, R"({"k": 0, "n": 1})", &text), &code).find("k = 0"),
             std::string::npos);
   EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT);
+  gatejit_runtime_destroy(rt);
+}
+
+// fp8 contracts through the JSON entry point: a valid one gets as far as the
+// kernel lookup (no JIT here); gfx942, missing scales and an unknown scale
+// kind are argument errors naming why.
+TEST(CApi, ExplainContractJsonTakesFp8Weights) {
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
+  o.disable_cache = 1;
+  gatejit_runtime_t rt = nullptr;
+  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  char *text = nullptr;
+  gatejit_status_code_t code;
+  std::string m = take(gatejit_explain_contract_json(rt, R"({"m": 4, "n": 1536, "k": 7168, "target": "sm_90",
+      "dtype_weight": "fp8_e4m3", "weight_scale": "block128"})", &text), &code);
+  EXPECT_EQ(code, GATEJIT_UNSUPPORTED) << m;
+  EXPECT_NE(m.find("JIT not attached"), std::string::npos) << m;
+  const struct {
+    const char *json;
+    const char *says;
+  } bad[] = {
+      {R"({"n": 1536, "k": 7168, "target": "gfx942", "dtype_weight": "fp8_e4m3", "weight_scale": "per_channel"})",
+       "fnuz"},
+      {R"({"n": 1536, "k": 7168, "dtype_weight": "fp8_e4m3"})", "weight_scale"},
+      {R"({"n": 1536, "k": 7168, "dtype_weight": "fp8_e4m3", "weight_scale": "tensor"})",
+       "none, per_channel, block128"},
+      {R"({"n": 1536, "k": 7168, "weight_scale": "per_channel"})", "weight_scale = per_channel"},
+      {R"({"n": 1536, "k": 7168, "dtype": "fp8_e4m3", "weight_scale": "per_channel"})", "dtype_hidden = fp8_e4m3"},
+  };
+  for (const auto &b : bad) {
+    m = take(gatejit_explain_contract_json(rt, b.json, &text), &code);
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << b.json << ": " << m;
+    EXPECT_NE(m.find(b.says), std::string::npos) << b.json << ": " << m;
+  }
+  EXPECT_EQ(text, nullptr);
   gatejit_runtime_destroy(rt);
 }
 

@@ -169,5 +169,285 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
   EXPECT_EQ(g->reason.find("generic: leading dimension ld_weight = 7170"), 0u) << g->reason;
 }
 
+// --- fp8 e4m3 weights (issue 20) ---------------------------------------------
+
+Contract fp8(WeightScale scale = WeightScale::kBlock128, Target t = Target::kGfx950) {
+  Contract c = seed(t);
+  c.dtype_weight = DType::kFP8E4M3;
+  c.weight_scale = scale;
+  return c;
+}
+
+TEST(ContractFp8, Fp8WeightsWithScalesAreValidOnGfx950AndSm90) {
+  for (Target t : {Target::kGfx950, Target::kSm90})
+    for (WeightScale s : {WeightScale::kPerChannel, WeightScale::kBlock128})
+      for (DType d : {DType::kBF16, DType::kF16}) {
+        Contract c = fp8(s, t);
+        c.dtype_hidden = c.dtype_attn = c.dtype_out = d;
+        auto n = normalize(c);
+        ASSERT_TRUE(n.ok()) << n.status().message();
+        EXPECT_EQ(n->dtype_weight, DType::kFP8E4M3);
+        EXPECT_EQ(n->weight_scale, s);
+        EXPECT_EQ(n->ld_weight, 7168);  // elements (bytes) of the weight row
+      }
+  EXPECT_EQ(dtype_bytes(DType::kFP8E4M3), 1);
+  EXPECT_STREQ(dtype_name(DType::kFP8E4M3), "fp8_e4m3");
+}
+
+TEST(ContractFp8, InvalidFp8ContractsNameTheField) {
+  Contract c = fp8(WeightScale::kNone);
+  std::string m = error_of(c);
+  EXPECT_NE(m.find("weight_scale"), std::string::npos) << m;
+
+  for (WeightScale s : {WeightScale::kPerChannel, WeightScale::kBlock128}) {
+    c = seed();  // a bf16 weight
+    c.weight_scale = s;
+    m = error_of(c);
+    EXPECT_EQ(m.find("weight_scale = " + std::string(weight_scale_name(s))), 0u) << m;
+  }
+
+  // Only the weight may be fp8: each other tensor is named on its own.
+  for (const char *field : {"dtype_hidden", "dtype_attn", "dtype_out"}) {
+    c = fp8();
+    DType &d = std::string(field) == "dtype_hidden" ? c.dtype_hidden
+               : std::string(field) == "dtype_attn" ? c.dtype_attn
+                                                    : c.dtype_out;
+    d = DType::kFP8E4M3;
+    m = error_of(c);
+    EXPECT_EQ(m.find(std::string(field) + " = fp8_e4m3"), 0u) << m;
+  }
+
+  // fp8 weights take 16-bit activations.
+  c = fp8();
+  c.dtype_hidden = c.dtype_attn = c.dtype_out = DType::kF32;
+  m = error_of(c);
+  EXPECT_NE(m.find("f32"), std::string::npos) << m;
+  EXPECT_NE(m.find("fp8_e4m3"), std::string::npos) << m;
+  // ... the same 16-bit dtype for all three.
+  c = fp8();
+  c.dtype_hidden = DType::kF16;
+  EXPECT_NE(error_of(c).find("mixed dtypes"), std::string::npos);
+
+  // gfx942 converts the fnuz variant only.
+  for (WeightScale s : {WeightScale::kPerChannel, WeightScale::kBlock128}) {
+    m = error_of(fp8(s, Target::kGfx942));
+    EXPECT_NE(m.find("fnuz"), std::string::npos) << m;
+    EXPECT_NE(m.find("gfx942"), std::string::npos) << m;
+  }
+
+  // `align` covers hidden and weight: an fp8 weight's element is one byte
+  // (an odd K gives 1-byte row strides, which the generic kernel serves),
+  // while a 16-bit contract still needs 2.
+  c = fp8();
+  c.align = 1;
+  EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+  Contract bf16 = c;
+  bf16.dtype_weight = DType::kBF16;
+  bf16.weight_scale = WeightScale::kNone;
+  m = error_of(bf16);
+  EXPECT_NE(m.find("align = 1"), std::string::npos) << m;
+}
+
+// Every key from before fp8 stays what it was: the text of the seed contract
+// (and of a generic one) is pinned, and has no weight fields.
+TEST(ContractFp8, Bf16CanonicalTextAndKeyAreUnchanged) {
+  const Contract c = *normalize(seed());
+  EXPECT_EQ(canonical_text(c),
+            "gatejit-contract/1 target=gfx950 template=auto dtype=bf16 act=sigmoid rounding=boundary m=1 m_max=1 "
+            "n=1536 k=7168 ld_hidden=7168 ld_weight=7168 ld_attn=1536 ld_out=1536 align=16");
+  EXPECT_EQ(contract_key(c), "90286f522602a56fa823865f3a6221db");
+  EXPECT_EQ(canonical_text(generic_contract_for(c)),
+            "gatejit-contract/1 target=gfx950 template=generic dtype=bf16 act=sigmoid rounding=boundary");
+  Contract f16 = seed(Target::kSm90);
+  f16.dtype_hidden = f16.dtype_weight = f16.dtype_attn = f16.dtype_out = DType::kF16;
+  for (const Contract &plain : {c, *normalize(f16)}) {
+    const std::string text = canonical_text(plain);
+    EXPECT_EQ(text.find("dtype_weight"), std::string::npos) << text;
+    EXPECT_EQ(text.find("weight_scale"), std::string::npos) << text;
+    const std::string json = contract_to_json(plain).dump();
+    EXPECT_EQ(json.find("dtype_weight"), std::string::npos) << json;
+    EXPECT_EQ(json.find("weight_scale"), std::string::npos) << json;
+  }
+}
+
+TEST(ContractFp8, CanonicalTextAndKeyNameTheWeightAndItsScales) {
+  const Contract bf16 = *normalize(seed());
+  const Contract pc = *normalize(fp8(WeightScale::kPerChannel));
+  const Contract b128 = *normalize(fp8(WeightScale::kBlock128));
+  EXPECT_NE(canonical_text(pc).find(" dtype_weight=fp8_e4m3 weight_scale=per_channel "), std::string::npos)
+      << canonical_text(pc);
+  EXPECT_NE(canonical_text(b128).find(" dtype_weight=fp8_e4m3 weight_scale=block128 "), std::string::npos)
+      << canonical_text(b128);
+  EXPECT_NE(contract_key(pc), contract_key(b128));
+  EXPECT_NE(contract_key(pc), contract_key(bf16));
+  EXPECT_NE(contract_key(b128), contract_key(bf16));
+  // The generic kernel's key has no shape, but it has the weight and scales.
+  const std::string g_pc = contract_key(generic_contract_for(pc)), g_b128 = contract_key(generic_contract_for(b128));
+  EXPECT_NE(g_pc, g_b128);
+  EXPECT_NE(g_b128, contract_key(generic_contract_for(bf16)));
+  Contract other_shape = fp8(WeightScale::kBlock128);
+  other_shape.n = 1000;
+  other_shape.k = 2064;
+  EXPECT_EQ(contract_key(generic_contract_for(*normalize(other_shape))), g_b128);
+  EXPECT_NE(contract_key(*normalize(other_shape)), contract_key(b128));
+  // f16 activations with an fp8 weight are another kernel.
+  Contract f16 = fp8(WeightScale::kBlock128);
+  f16.dtype_hidden = f16.dtype_attn = f16.dtype_out = DType::kF16;
+  EXPECT_NE(contract_key(*normalize(f16)), contract_key(b128));
+}
+
+TEST(ContractFp8, JsonRoundTripKeepsTheWeightAndItsScales) {
+  for (WeightScale s : {WeightScale::kPerChannel, WeightScale::kBlock128}) {
+    Contract c = fp8(s, Target::kSm90);
+    c.dtype_hidden = c.dtype_attn = c.dtype_out = DType::kF16;
+    const Contract n = *normalize(c);
+    const nlohmann::json j = contract_to_json(n);
+    EXPECT_EQ(j.value("dtype_weight", ""), "fp8_e4m3") << j.dump();
+    EXPECT_EQ(j.value("weight_scale", ""), weight_scale_name(s)) << j.dump();
+    auto back = contract_from_json(j);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(back->dtype_weight, DType::kFP8E4M3);
+    EXPECT_EQ(back->dtype_hidden, DType::kF16);
+    EXPECT_EQ(back->weight_scale, s);
+    EXPECT_EQ(*normalize(*back), n);
+    EXPECT_EQ(canonical_text(*normalize(*back)), canonical_text(n));
+  }
+  // The names torch and others use for the dtype.
+  for (const char *name : {"fp8_e4m3", "float8_e4m3fn", "e4m3"}) {
+    auto c = contract_from_json_text(std::string(R"({"n": 1536, "k": 7168, "dtype_weight": ")") + name +
+                                     R"(", "weight_scale": "per_channel"})");
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status().message();
+    EXPECT_EQ(c->dtype_weight, DType::kFP8E4M3) << name;
+    EXPECT_EQ(c->dtype_hidden, DType::kBF16) << name;
+    EXPECT_TRUE(validate(*c).ok()) << validate(*c).message();
+  }
+}
+
+TEST(ContractFp8, UnknownWeightScaleIsRefusedListingTheAllowedValues) {
+  auto bad = contract_from_json_text(
+      R"({"n": 1536, "k": 7168, "dtype_weight": "fp8_e4m3", "weight_scale": "block64"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  const std::string m = bad.status().message();
+  EXPECT_NE(m.find("weight_scale"), std::string::npos) << m;
+  EXPECT_NE(m.find("block64"), std::string::npos) << m;
+  EXPECT_NE(m.find("none, per_channel, block128"), std::string::npos) << m;
+  auto number = contract_from_json_text(R"({"n": 1536, "k": 7168, "weight_scale": 128})");
+  ASSERT_FALSE(number.ok());
+  EXPECT_NE(number.status().message().find("weight_scale"), std::string::npos) << number.status().message();
+  for (const char *name : {"none", "per_channel", "block128"}) {
+    auto parsed = parse_weight_scale(name);
+    ASSERT_TRUE(parsed.ok()) << name;
+    EXPECT_STREQ(weight_scale_name(*parsed), name);
+  }
+  // fp8 is a weight dtype: the dtype list says so.
+  auto dtype = parse_dtype("fp8", "dtype_weight");
+  ASSERT_FALSE(dtype.ok());
+  EXPECT_NE(dtype.status().message().find("fp8_e4m3"), std::string::npos) << dtype.status().message();
+}
+
+// [N] per channel, [ceil(N/128) x ceil(K/128)] per block: N and K need not
+// be multiples of 128.
+TEST(ContractFp8, WeightScaleCountPerKind) {
+  struct Shape {
+    int64_t n, k, blocks;
+  } shapes[] = {{1000, 2064, 8 * 17}, {1536, 7168, 12 * 56}, {1, 1, 1}, {128, 128, 1}, {129, 129, 4},
+                {127, 257, 3}, {12289, 1, 97}};
+  for (const Shape &s : shapes) {
+    SCOPED_TRACE(std::to_string(s.n) + " x " + std::to_string(s.k));
+    Contract c = fp8(WeightScale::kPerChannel);
+    c.n = s.n;
+    c.k = s.k;
+    EXPECT_EQ(weight_scale_count(c), s.n);
+    c.weight_scale = WeightScale::kBlock128;
+    EXPECT_EQ(weight_scale_count(c), s.blocks);
+    c = seed();
+    c.n = s.n;
+    c.k = s.k;
+    EXPECT_EQ(weight_scale_count(c), 0);
+  }
+}
+
+// An fp8 weight takes the gemv at M <= 16 on both targets (sm_90 included,
+// where bf16 takes the mma from M = 2), never the mma; the generic kernel
+// elsewhere, with the reason.
+TEST(TemplateChoiceFp8, GemvUpToSixteenRowsGenericBeyondNeverMma) {
+  for (Target t : {Target::kGfx950, Target::kSm90})
+    for (WeightScale s : {WeightScale::kPerChannel, WeightScale::kBlock128})
+      for (int64_t m : {1, 2, 4, 16}) {
+        SCOPED_TRACE(std::string(target_name(t)) + " " + weight_scale_name(s) + " m=" + std::to_string(m));
+        Contract c = fp8(s, t);
+        c.m = m;
+        auto choice = choose_template(*normalize(c));
+        ASSERT_TRUE(choice.ok()) << choice.status().message();
+        EXPECT_EQ(choice->kind, TemplateKind::kGemv) << choice->reason;
+        EXPECT_EQ(choice->contract.template_kind, TemplateKind::kGemv);
+        EXPECT_EQ(choice->contract.weight_scale, s);
+      }
+  Contract dynamic = fp8(WeightScale::kPerChannel, Target::kSm90);
+  dynamic.m_dynamic = true;
+  dynamic.m = 0;
+  dynamic.m_max = 16;
+  EXPECT_EQ(choose_template(*normalize(dynamic))->kind, TemplateKind::kGemv);
+  Contract bf16 = seed(Target::kSm90);
+  bf16.m = 2;
+  ASSERT_EQ(choose_template(*normalize(bf16))->kind, TemplateKind::kMma);  // what fp8 does not take
+
+  for (Target t : {Target::kGfx950, Target::kSm90}) {
+    Contract c = fp8(WeightScale::kBlock128, t);
+    c.m = 32;
+    auto g = choose_template(*normalize(c));
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    EXPECT_EQ(g->kind, TemplateKind::kGeneric);
+    EXPECT_EQ(g->contract.template_kind, TemplateKind::kGeneric);
+    EXPECT_NE(g->reason.find("m_max = 32"), std::string::npos) << g->reason;
+    EXPECT_NE(g->reason.find("fp8_e4m3"), std::string::npos) << g->reason;
+
+    c = fp8(WeightScale::kPerChannel, t);
+    c.m = 4;
+    c.template_kind = TemplateKind::kMma;
+    auto forced = choose_template(*normalize(c));
+    ASSERT_FALSE(forced.ok());
+    EXPECT_NE(forced.status().message().find("template = mma"), std::string::npos) << forced.status().message();
+    EXPECT_NE(forced.status().message().find("fp8_e4m3"), std::string::npos) << forced.status().message();
+    c.template_kind = TemplateKind::kGemv;
+    c.m = 16;
+    EXPECT_EQ(choose_template(*normalize(c))->kind, TemplateKind::kGemv);
+  }
+}
+
+// The weight's row is one byte an element: 16-byte vectors need K and
+// ld_weight to be multiples of 16 (of 8 for the 16-bit hidden).
+TEST(TemplateChoiceFp8, RowsOfNoWholeSixteenBytesTakeTheGenericKernel) {
+  Contract c = fp8();
+  c.m = 4;
+  c.k = 7176;  // a multiple of 8: bf16 rows of 16-byte vectors, fp8 rows not
+  auto g = choose_template(*normalize(c));
+  EXPECT_EQ(g->kind, TemplateKind::kGeneric);
+  EXPECT_NE(g->reason.find("ld_weight = 7176 is not 16-byte aligned"), std::string::npos) << g->reason;
+  c.ld_hidden = c.ld_weight = 7184;  // aligned strides: K itself is what is left
+  g = choose_template(*normalize(c));
+  EXPECT_EQ(g->kind, TemplateKind::kGeneric);
+  EXPECT_NE(g->reason.find("k = 7176 is not a multiple of 16 elements"), std::string::npos) << g->reason;
+  c.template_kind = TemplateKind::kGemv;
+  EXPECT_FALSE(choose_template(*normalize(c)).ok());
+
+  Contract bf16 = seed();
+  bf16.m = 4;
+  bf16.k = 7176;
+  EXPECT_EQ(choose_template(*normalize(bf16))->kind, TemplateKind::kGemv);  // 14352-byte rows: whole vectors
+
+  c = fp8();
+  c.ld_weight = 7168 + 8;
+  g = choose_template(*normalize(c));
+  EXPECT_EQ(g->kind, TemplateKind::kGeneric);
+  EXPECT_NE(g->reason.find("ld_weight = 7176"), std::string::npos) << g->reason;
+  c.ld_weight = 7168 + 16;
+  EXPECT_EQ(choose_template(*normalize(c))->kind, TemplateKind::kGemv);
+  c.ld_weight = 0;
+  c.k = 2064;  // 129 vectors: partial 128-blocks are fine
+  EXPECT_EQ(choose_template(*normalize(c))->kind, TemplateKind::kGemv);
+}
+
 }  // namespace
 }  // namespace gatejit

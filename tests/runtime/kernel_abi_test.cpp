@@ -97,5 +97,63 @@ TEST(KernelAbi, PackingFollowsTheDeclaredOrder) {
   EXPECT_EQ(classic[want.size()], nullptr);  // nothing past the declared list
 }
 
+// An fp8 weight's scales: one more pointer after the classic list (and after
+// the tensor maps), packed from LaunchValues::weight_scale.
+TEST(KernelAbi, GateAbiAppendsTheWeightScalePointer) {
+  EXPECT_EQ(gate_abi(false, false), classic_abi(false));
+  EXPECT_EQ(gate_abi(true, false), classic_abi(true));
+  for (bool maps : {false, true}) {
+    const std::vector<AbiArg> abi = gate_abi(maps, true);
+    ASSERT_EQ(abi.size(), classic_abi(maps).size() + 1);
+    EXPECT_EQ(std::vector<AbiArg>(abi.begin(), abi.end() - 1), classic_abi(maps));
+    EXPECT_EQ(abi.back(), (AbiArg{AbiArgKind::kPointer, AbiValue::kWeightScale}));
+    EXPECT_TRUE(validate_abi(abi, maps).ok()) << validate_abi(abi, maps).message();
+  }
+  EXPECT_EQ(abi_text(gate_abi(false, true)),
+            "ptr hidden, ptr weight, ptr attn, ptr out, i64 m, i64 n, i64 k, i64 ld_hidden, i64 ld_weight, "
+            "i64 ld_attn, i64 ld_out, ptr weight_scale");
+  auto parsed = parse_abi_value("weight_scale");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(*parsed, AbiValue::kWeightScale);
+  EXPECT_STREQ(abi_value_name(AbiValue::kWeightScale), "weight_scale");
+  EXPECT_THAT(parse_abi_value("weight_scales").status().message(), HasSubstr("weight_scale"));
+
+  int h = 0, w = 0, a = 0, o = 0;
+  float scales[4] = {};
+  LaunchValues v{&h, &w, &a, &o, 3, 1536, 7168, 7168, 7168, 1536, 1536};
+  v.weight_scale = scales;
+  const std::vector<AbiArg> abi = gate_abi(false, true);
+  const LaunchSlots slots = pack_launch_args(abi, v);
+  EXPECT_EQ(slots[11], static_cast<void *>(&v.weight_scale));
+  EXPECT_EQ(*static_cast<void **>(slots[11]), static_cast<void *>(scales));
+  EXPECT_EQ(*static_cast<void **>(slots[1]), &w);
+  EXPECT_EQ(slots[12], nullptr);  // nothing past the declared list
+  // A list that puts the scales first gets them first.
+  const LaunchSlots first = pack_launch_args({{AbiArgKind::kPointer, AbiValue::kWeightScale}}, v);
+  EXPECT_EQ(*static_cast<void **>(first[0]), static_cast<void *>(scales));
+}
+
+TEST(KernelAbi, WeightScaleIsAPointerOnly) {
+  struct Bad {
+    std::vector<AbiArg> args;
+    bool maps_allowed;
+    const char *says;
+  };
+  const std::vector<Bad> bad = {
+      {{{AbiArgKind::kScalar, AbiValue::kWeightScale}}, false, "abi[0] = scalar weight_scale"},
+      {{{AbiArgKind::kTensorMap, AbiValue::kWeightScale}}, true, "tensor_map weight_scale"},
+      {{{AbiArgKind::kTensorMap, AbiValue::kWeightScale}}, false, "tensor_map weight_scale"},
+      {{{AbiArgKind::kPointer, AbiValue::kWeightScale}, {AbiArgKind::kPointer, AbiValue::kWeightScale}}, false,
+       "declared twice"},
+      {{{AbiArgKind::kPointer, AbiValue::kWeight}, {AbiArgKind::kScalar, AbiValue::kWeightScale}}, false,
+       "abi[1] = scalar weight_scale"},
+  };
+  for (const Bad &b : bad) {
+    const Status s = validate_abi(b.args, b.maps_allowed);
+    ASSERT_FALSE(s.ok()) << b.says;
+    EXPECT_THAT(s.message(), HasSubstr(b.says));
+  }
+}
+
 }  // namespace
 }  // namespace gatejit

@@ -189,6 +189,49 @@ TEST(KernelBinary, AnIllFormedAbiIsCorruptNamingWhatIsWrong) {
   EXPECT_THAT(short_list.status().message(), HasSubstr("without tensor map arguments"));
 }
 
+// An fp8 kernel declares its scales (gate_abi): the entry writes the list
+// with ["pointer", "weight_scale"] last and reads it back as it was, on both
+// targets; a scalar or a tensor map of the scales is corrupt.
+TEST(KernelBinary, AWeightScaleArgumentRoundTrips) {
+  KernelBinary ptx = ptx_binary({});
+  ptx.symbol = "gatejit_gemv_bf16_wfp8_e4m3_block128_sigmoid_boundary";
+  ptx.abi = gate_abi(false, true);
+  KernelBinary hsaco = ptx;
+  hsaco.target = Target::kGfx950;
+  hsaco.format = BinaryFormat::kHsaco;
+  hsaco.code = {0x7f, 'E', 'L', 'F'};
+  for (const KernelBinary &kb : {ptx, hsaco}) {
+    SCOPED_TRACE(binary_format_name(kb.format));
+    const std::vector<uint8_t> encoded = encode_kernel_binary(kb);
+    const nlohmann::json abi = meta_of(encoded)["abi"];
+    ASSERT_TRUE(abi.is_array()) << abi.dump();
+    ASSERT_EQ(abi.size(), 12u) << abi.dump();
+    EXPECT_EQ(abi.back(), nlohmann::json::array({"pointer", "weight_scale"})) << abi.dump();
+    auto decoded = decode_kernel_binary(encoded);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+    EXPECT_EQ(decoded->abi, gate_abi(false, true));
+    EXPECT_EQ(abi_text(decoded->abi).substr(abi_text(decoded->abi).rfind(", ") + 2), "ptr weight_scale");
+    EXPECT_EQ(decoded->symbol, kb.symbol);
+  }
+  // With tensor maps, the scales come after them.
+  KernelBinary tma = ptx_binary({64, 64, 64});
+  tma.abi = gate_abi(true, true);
+  auto with_maps = decode_kernel_binary(encode_kernel_binary(tma));
+  ASSERT_TRUE(with_maps.ok()) << with_maps.status().message();
+  EXPECT_EQ(with_maps->abi, gate_abi(true, true));
+  EXPECT_EQ(with_maps->abi.back().value, AbiValue::kWeightScale);
+
+  const nlohmann::json good = meta_of(encode_kernel_binary(ptx));
+  for (const char *kind : {"scalar", "tensor_map"}) {
+    nlohmann::json meta = good;
+    meta["abi"].back() = nlohmann::json::array({kind, "weight_scale"});
+    auto decoded = decode_kernel_binary(blob(kKernelBinaryVersion, meta, {'p'}));
+    ASSERT_FALSE(decoded.ok()) << kind;
+    EXPECT_EQ(decoded.status().code(), StatusCode::kCorrupt);
+    EXPECT_THAT(decoded.status().message(), HasSubstr(std::string("abi[11] = ") + kind + " weight_scale"));
+  }
+}
+
 TEST(KernelBinary, TensorMapBoxesOutOfRangeAreCorrupt) {
   // Rows out of range; a K width other than the kernels' 128-byte swizzle
   // row (a stage would land short of what its barrier expects); rows
