@@ -66,6 +66,15 @@ struct GemvTuning {
 // KSPLIT: waves that split one group's K range (partials combined through
 // workgroup memory). Fewer rows for small N, to fill the grid, was measured
 // worse (v2 in docs/perf-notes.md).
+// gfx9xx gemv, M = 3-16: the fewest rows per wave that still give about two
+// workgroups of 4 waves per CU, N / (8 x CUs) as a power of 2 in 1-4.
+int64_t amd_gemv_rows(int64_t n, Target target) {
+  const int64_t cus = target_info(target).compute_units;
+  int64_t rows = 1;
+  while (rows < 4 && n > rows * kGemvGroupsPerBlock * 2 * cus) rows *= 2;
+  return rows;
+}
+
 GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target, int64_t weight_bytes) {
   // sm_90, M = 1, small N: 4 warps per row (v5: 9.2 -> 8.8 us at N = 1536;
   // slower at N = 3072 and 12288, where N warps already fill the GPU).
@@ -78,13 +87,17 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target, int64_t weight_b
   // row keep 1536 or more warps at N = 1536; the bf16 rows below launch 384
   // (4 rows a wave above M = 4).
   if (target == Target::kSm90 && weight_bytes == 1) return {m_max <= 4 ? 1 : 2, m_max <= 4 ? 4 : 2, 2};
-  // gfx9xx, fp8 weights above M = 1 (v55, the model's choice): one row a
-  // wave and more steps in flight than the bf16 table, since a step carries
-  // half the weight bytes and each hidden row 32 bytes: every step of the
-  // row up to M = 4, 4 above (N = 1536 block128 predicted M = 4 4.78 ->
-  // 3.82 µs, M = 8 4.64 -> 4.03, M = 16 5.89 -> 5.32). Two rows a wave leave
-  // CUs empty at N = 1536 (192 workgroups).
-  if (target_is_amdgpu(target) && weight_bytes == 1) return {1, m_max <= 4 ? 8 : 4};
+  // gfx9xx, fp8 weights above M = 1 (v55, the model's choice): a step
+  // carries half the weight bytes and each hidden row 32, so fewer rows a
+  // wave than the bf16 table (at most 2; half the table's up to M = 4) and
+  // more steps in flight: a one-row wave holds every step of its row up to
+  // M = 4 (N = 1536 block128 predicted M = 4 4.78 -> 3.82 µs, M = 16 5.89 ->
+  // 5.32; N = 12288 M = 16 31.9 -> 19.2).
+  if (target_is_amdgpu(target) && weight_bytes == 1) {
+    const int64_t rows = amd_gemv_rows(n, target);
+    const int64_t fp8_rows = std::clamp<int64_t>(m_max <= 4 ? rows / 2 : rows, 1, 2);
+    return {fp8_rows, fp8_rows == 1 && m_max <= 4 ? 8 : 4};
+  }
   if (m_max <= 2) return {1, 4};  // UNROLL 8 measured slower at M = 2 (v4)
   if (target_is_amdgpu(target)) {
     // gfx9xx, M = 3-16 (v40, the model's choice: no AMD GPU to time it): the
@@ -97,9 +110,7 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target, int64_t weight_b
     // loads in flight (3.8 MB GPU-wide, under bandwidth x latency), with 3 it
     // keeps 26 (N = 1536: 5.65 -> 5.31 µs predicted, the in-flight gate
     // passes). At M = 3 and 5-16 UNROLL 3 predicted the same or slower.
-    const int64_t cus = target_info(target).compute_units;
-    int64_t rows = 1;
-    while (rows < 4 && n > rows * kGemvGroupsPerBlock * 2 * cus) rows *= 2;
+    const int64_t rows = amd_gemv_rows(n, target);
     if (rows == 1 && m_max == 4) return {1, 3};
     return {rows, rows == 4 && m_max <= 8 ? 1 : 2};
   }

@@ -55,7 +55,13 @@ TEST_P(Gfx950Gates, PassOrAreListedAsExpectedFailures) {
   c.m = m;
   c.n = n;
   c.k = 7168;
-  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = std::string(dtype) == "bf16" ? DType::kBF16 : DType::kF16;
+  // "bf16", "f16", or an fp8 weight with 16-bit activations: "bf16_wfp8_block128".
+  const std::string label = dtype;
+  c.dtype_hidden = c.dtype_weight = c.dtype_attn = c.dtype_out = label.rfind("bf16", 0) == 0 ? DType::kBF16 : DType::kF16;
+  if (label.find("_wfp8_") != std::string::npos) {
+    c.dtype_weight = DType::kFP8E4M3;
+    c.weight_scale = label.ends_with("per_channel") ? WeightScale::kPerChannel : WeightScale::kBlock128;
+  }
   auto kernel = compile(c);
   ASSERT_TRUE(kernel.ok()) << kernel.status().message();
   const nlohmann::json &gates = kernel->report.at("gates");
@@ -86,6 +92,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Gfx950Gates,
                                             ::testing::Values("bf16", "f16")),
                          shape_name);
 
+// fp8 weights (issue 20): the gemv, M <= 16, both scale kinds.
+constexpr const char *kFp8Labels[] = {"bf16_wfp8_per_channel", "bf16_wfp8_block128"};
+constexpr int64_t kFp8Ms[] = {1, 2, 4, 8, 16};
+INSTANTIATE_TEST_SUITE_P(Fp8Shapes, Gfx950Gates,
+                         ::testing::Combine(::testing::Values(1536, 3072, 12288), ::testing::ValuesIn(kFp8Ms),
+                                            ::testing::ValuesIn(kFp8Labels)),
+                         shape_name);
+
 // Every listed line names a gate the model has and a shape the test covers:
 // a line nothing checks would hide nothing and rot.
 TEST(Gfx950GateExpectations, NameKnownGatesAndCoveredShapes) {
@@ -96,6 +110,9 @@ TEST(Gfx950GateExpectations, NameKnownGatesAndCoveredShapes) {
   for (int64_t n : {1536, 3072, 12288})
     for (int64_t m : {1, 2, 4, 8, 16, 17, 32, 64, 128, 256, 512, 1024, 2048, 4096})
       for (const char *d : {"bf16", "f16"}) shapes.insert(shape_key(n, m, d));
+  for (int64_t n : {1536, 3072, 12288})
+    for (int64_t m : kFp8Ms)
+      for (const char *d : kFp8Labels) shapes.insert(shape_key(n, m, d));
   for (const std::string &line : expectations()) {
     const std::string gate = line.substr(0, line.find(' '));
     EXPECT_TRUE(gates.count(gate)) << "unknown gate in: " << line;
