@@ -221,13 +221,20 @@ def test_fp8_weight(gen, m, layout):
 
 
 @needs_fp8
-def test_fp8_weight_f16_silu(gen):
+@pytest.mark.parametrize("m,dtype,act,flat_scale", [(4, "f16", "silu", False), (1, "bf16", "sigmoid", True)],
+                         ids=["m4-f16-silu", "m1-scale-1d"])
+def test_fp8_weight_per_channel_variants(gen, m, dtype, act, flat_scale):
+    """f16 activations with silu; and a 1-D [N] per-channel scale, taken as
+    [N, 1] (the same contract)."""
     n, k = SEED_NK
-    hidden, weight, scale, attn = make_fp8_inputs(gen, 4, n, k, torch.float16, "per_channel")
+    torch_dtype = torch.float16 if dtype == "f16" else torch.bfloat16
+    hidden, weight, scale, attn = make_fp8_inputs(gen, m, n, k, torch_dtype, "per_channel")
     out = poisoned_like(attn)
-    gatejit.gate_epilogue(hidden, weight, attn, out=out, act="silu", weight_scale=scale)
+    gatejit.gate_epilogue(hidden, weight, attn, out=out, act=act,
+                          weight_scale=scale.reshape(n) if flat_scale else scale)
     torch.cuda.synchronize()
-    assert_matches(out, hidden, weight, attn, "silu", gen, "fp8 m=4 per_channel f16 silu", weight_scale=scale)
+    assert_matches(out, hidden, weight, attn, act, gen, f"fp8 m={m} per_channel {dtype} {act} 1-D={flat_scale}",
+                   weight_scale=scale)
 
 
 @needs_fp8
@@ -240,17 +247,6 @@ def test_fp8_weight_in_place(gen):
     assert result is attn
     assert_matches(attn, hidden, weight, attn_before, "sigmoid", gen, "fp8 m=4 block128 in place",
                    weight_scale=scale)
-
-
-@needs_fp8
-def test_fp8_per_channel_scale_1d(gen):
-    """A 1-D [N] per-channel scale is taken as [N, 1] (the same contract)."""
-    n, k = SEED_NK
-    hidden, weight, scale, attn = make_fp8_inputs(gen, 1, n, k, torch.bfloat16, "per_channel")
-    out = poisoned_like(attn)
-    gatejit.gate_epilogue(hidden, weight, attn, out=out, weight_scale=scale.reshape(n))
-    torch.cuda.synchronize()
-    assert_matches(out, hidden, weight, attn, "sigmoid", gen, "fp8 m=1 per_channel [N]", weight_scale=scale)
 
 
 @needs_fp8

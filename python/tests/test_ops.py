@@ -332,6 +332,22 @@ def test_compile_graph_holds_the_ops():
 # --- CUDA graphs -----------------------------------------------------------------------------
 
 
+def _replays(graph, make_new, captured, in_place, outputs, steps=2):
+    """Each step: fresh inputs copied into the captured tensors (the last one,
+    attn, also into the in-place buffer), the outputs poisoned, the graph
+    replayed; yields (step, fresh inputs) for the caller's checks."""
+    for step in range(steps):
+        new = make_new()
+        for dst, src in zip(captured, new):
+            dst.copy_(src)
+        in_place.copy_(new[-1])
+        for o in outputs:
+            o.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        yield step, new
+
+
 def _capture(fn, stream):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=stream):
@@ -371,20 +387,11 @@ def test_cuda_graph_capture(gen, m, compiled):
     count = gatejit.launch_count()
     graph, fresh = _capture(lambda: run(hidden, weight, attn, out, in_place), stream)
     assert gatejit.launch_count() == count + 3, "capture did not go through gatejit's launch path"
-    for step in range(2):
-        new_hidden, new_weight, new_attn = make_inputs(gen, m, N, K, torch.bfloat16)
-        hidden.copy_(new_hidden)
-        weight.copy_(new_weight)
-        attn.copy_(new_attn)
-        in_place.copy_(new_attn)
-        out.fill_(float("nan"))
-        fresh.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
+    for step, (new_hidden, new_weight, new_attn) in _replays(
+            graph, lambda: make_inputs(gen, m, N, K, torch.bfloat16), (hidden, weight, attn), in_place, (out, fresh)):
         what = f"graph replay {step} m={m} compiled={compiled}"
-        assert_matches(fresh, new_hidden, new_weight, new_attn, "sigmoid", gen, what + " functional")
-        assert_matches(out, new_hidden, new_weight, new_attn, "sigmoid", gen, what + " out")
-        assert_matches(in_place, new_hidden, new_weight, new_attn, "sigmoid", gen, what + " in place")
+        for name, got in (("functional", fresh), ("out", out), ("in place", in_place)):
+            assert_matches(got, new_hidden, new_weight, new_attn, "sigmoid", gen, f"{what} {name}")
 
 
 @needs_fp8
@@ -415,17 +422,9 @@ def test_cuda_graph_capture_fp8(gen, layout):
     count = gatejit.launch_count()
     graph, fresh = _capture(body, stream)
     assert gatejit.launch_count() == count + 3
-    for step in range(2):
-        new_hidden, new_weight, new_scale, new_attn = make_fp8_inputs(gen, m, N, K, torch.bfloat16, layout)
-        hidden.copy_(new_hidden)
-        weight.copy_(new_weight)
-        scale.copy_(new_scale)
-        attn.copy_(new_attn)
-        in_place.copy_(new_attn)
-        out.fill_(float("nan"))
-        fresh.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
+    for step, (new_hidden, new_weight, new_scale, new_attn) in _replays(
+            graph, lambda: make_fp8_inputs(gen, m, N, K, torch.bfloat16, layout), (hidden, weight, scale, attn),
+            in_place, (out, fresh)):
         what = f"fp8 {layout} graph replay {step}"
         for name, got in (("functional", fresh), ("out", out), ("in place", in_place)):
             assert_matches(got, new_hidden, new_weight, new_attn, "sigmoid", gen, f"{what} {name}",

@@ -101,6 +101,20 @@ std::vector<std::pair<gatejit_status_code_t, std::string>> statuses(gatejit_runt
   return out;
 }
 
+// Valid bf16 arguments (a tiny shape on fake pointers) for a device that
+// cannot exist: a call that reads them stops at "device_ordinal = -3".
+gatejit_gate_args_t args_for_device_minus_3() {
+  static char fake[64] __attribute__((aligned(16)));
+  gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
+  a.hidden = {fake, GATEJIT_BF16, 1, 8, 8};
+  a.weight = {fake, GATEJIT_BF16, 8, 8, 8};
+  a.attn = {fake, GATEJIT_BF16, 1, 8, 8};
+  a.out = a.attn;
+  a.device_kind = GATEJIT_DEVICE_HIP;
+  a.device_ordinal = -3;
+  return a;
+}
+
 // A caller built against version 2 passes struct_size =
 // offsetof(gatejit_gate_args_t, weight_scale): accepted, and read as a call
 // without scales (whatever lies past its struct); other sizes short of
@@ -112,14 +126,7 @@ TEST(CApi, VersionTwoStructSizeIsReadAsACallWithoutScales) {
   o.disable_cache = 1;
   gatejit_runtime_t rt = nullptr;
   ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
-  static char fake[64] __attribute__((aligned(16)));
-  gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
-  a.hidden = {fake, GATEJIT_BF16, 1, 8, 8};
-  a.weight = {fake, GATEJIT_BF16, 8, 8, 8};
-  a.attn = {fake, GATEJIT_BF16, 1, 8, 8};
-  a.out = a.attn;
-  a.device_kind = GATEJIT_DEVICE_HIP;
-  a.device_ordinal = -3;
+  gatejit_gate_args_t a = args_for_device_minus_3();
   const size_t v2 = offsetof(gatejit_gate_args_t, weight_scale), v3 = sizeof(gatejit_gate_args_t);
 
   gatejit_gate_args_t full = a;
@@ -172,15 +179,8 @@ TEST(CApi, NothingPastAVersionTwoStructIsRead) {
     if (mem == MAP_FAILED) return 2;
     char *guard = static_cast<char *>(mem) + page;
     if (mprotect(guard, size_t(page), PROT_NONE) != 0) return 3;
-    static char fake[64] __attribute__((aligned(16)));
-    gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
+    gatejit_gate_args_t a = args_for_device_minus_3();
     a.struct_size = v2;
-    a.hidden = {fake, GATEJIT_BF16, 1, 8, 8};
-    a.weight = {fake, GATEJIT_BF16, 8, 8, 8};
-    a.attn = {fake, GATEJIT_BF16, 1, 8, 8};
-    a.out = a.attn;
-    a.device_kind = GATEJIT_DEVICE_HIP;
-    a.device_ordinal = -3;
     auto *v2_args = reinterpret_cast<gatejit_gate_args_t *>(guard - v2);
     std::memcpy(static_cast<void *>(v2_args), &a, v2);
     gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
@@ -195,11 +195,18 @@ TEST(CApi, NothingPastAVersionTwoStructIsRead) {
   EXPECT_EQ(rc, 0) << (rc == 128 + SIGSEGV ? "read past the version-2 struct" : "failed");
 }
 
-TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
+// A runtime without disk cache, bundles or JIT: a lookup finds no kernel.
+gatejit_runtime_t runtime_without_kernels() {
   gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
   o.disable_cache = 1;
   gatejit_runtime_t rt = nullptr;
-  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  EXPECT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  return rt;
+}
+
+TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
+  gatejit_runtime_t rt = runtime_without_kernels();
+  ASSERT_NE(rt, nullptr);
   char *text = nullptr;
   gatejit_status_code_t code;
   const std::string m = take(gatejit_explain_contract_json(
@@ -218,10 +225,8 @@ TEST(CApi, ExplainWithoutKernelsSaysWhatWasTried) {
 // kernel lookup (no JIT here); gfx942, missing scales and an unknown scale
 // kind are argument errors naming why.
 TEST(CApi, ExplainContractJsonTakesFp8Weights) {
-  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
-  o.disable_cache = 1;
-  gatejit_runtime_t rt = nullptr;
-  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  gatejit_runtime_t rt = runtime_without_kernels();
+  ASSERT_NE(rt, nullptr);
   char *text = nullptr;
   gatejit_status_code_t code;
   std::string m = take(gatejit_explain_contract_json(rt, R"({"m": 4, "n": 1536, "k": 7168, "target": "sm_90",
