@@ -107,18 +107,50 @@ module attributes {gpu.container_module} {
       }
 
       // Full steps, UNROLL at a time: UNROLL independent loads per row in flight.
+      // GROUP_WEIGHTS_FIRST: the weight vectors of all UNROLL steps are loaded
+      // before the first step's hidden loads (a step's hidden loads would
+      // otherwise sit between the weight loads of successive steps); else
+      // each step loads its weights, then its hidden rows.
+      %weights_first = arith.constant ${GROUP_WEIGHTS_FIRST}
       %acc_groups = scf.for %g = %c0 to %kgroups step %c1 iter_args(%acc = %zero) -> (vector<${ACC_LEN}xf32>) {
         %g0 = arith.muli %g, %unroll : index
-        %acc_g = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
-          %step_local = arith.addi %g0, %u : index
-          %step = arith.addi %step0, %step_local : index
-          %v_base = arith.muli %step, %wave : index
-          %v = arith.addi %v_base, %lane : index
-          %a2 = func.call @accumulate_vector(%hidden, %weight, %a, %col0, %v, %mlast${SCALE_ARG})
-              : (memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
-                 vector<${ACC_LEN}xf32>, index, index, index${SCALE_TYPE}) -> vector<${ACC_LEN}xf32>
-          scf.yield %a2 : vector<${ACC_LEN}xf32>
-        } {gatejit.unroll}
+        %acc_g = scf.if %weights_first -> (vector<${ACC_LEN}xf32>) {
+          %wg0 = arith.constant dense<${W_ZERO}> : vector<${UNROLL}x${ROWS}x${VEC}x${T_WEIGHT}>
+          %wgroup = scf.for %u = %c0 to %unroll step %c1 iter_args(%wg = %wg0) -> (vector<${UNROLL}x${ROWS}x${VEC}x${T_WEIGHT}>) {
+            %step_local = arith.addi %g0, %u : index
+            %step = arith.addi %step0, %step_local : index
+            %v_base = arith.muli %step, %wave : index
+            %v = arith.addi %v_base, %lane : index
+            %wr = func.call @load_weights(%weight, %col0, %v)
+                : (memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>, index, index) -> vector<${ROWS}x${VEC}x${T_WEIGHT}>
+            %wg2 = vector.insert %wr, %wg[%u] : vector<${ROWS}x${VEC}x${T_WEIGHT}> into vector<${UNROLL}x${ROWS}x${VEC}x${T_WEIGHT}>
+            scf.yield %wg2 : vector<${UNROLL}x${ROWS}x${VEC}x${T_WEIGHT}>
+          } {gatejit.unroll}
+          %a_all = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
+            %step_local = arith.addi %g0, %u : index
+            %step = arith.addi %step0, %step_local : index
+            %v_base = arith.muli %step, %wave : index
+            %v = arith.addi %v_base, %lane : index
+            %wr = vector.extract %wgroup[%u] : vector<${ROWS}x${VEC}x${T_WEIGHT}> from vector<${UNROLL}x${ROWS}x${VEC}x${T_WEIGHT}>
+            %a2 = func.call @accumulate_loaded(%hidden, %wr, %a, %col0, %v, %mlast${SCALE_ARG})
+                : (memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, vector<${ROWS}x${VEC}x${T_WEIGHT}>,
+                   vector<${ACC_LEN}xf32>, index, index, index${SCALE_TYPE}) -> vector<${ACC_LEN}xf32>
+            scf.yield %a2 : vector<${ACC_LEN}xf32>
+          } {gatejit.unroll}
+          scf.yield %a_all : vector<${ACC_LEN}xf32>
+        } else {
+          %a_steps = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${ACC_LEN}xf32>) {
+            %step_local = arith.addi %g0, %u : index
+            %step = arith.addi %step0, %step_local : index
+            %v_base = arith.muli %step, %wave : index
+            %v = arith.addi %v_base, %lane : index
+            %a2 = func.call @accumulate_vector(%hidden, %weight, %a, %col0, %v, %mlast${SCALE_ARG})
+                : (memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+                   vector<${ACC_LEN}xf32>, index, index, index${SCALE_TYPE}) -> vector<${ACC_LEN}xf32>
+            scf.yield %a2 : vector<${ACC_LEN}xf32>
+          } {gatejit.unroll}
+          scf.yield %a_steps : vector<${ACC_LEN}xf32>
+        }
         scf.yield %acc_g : vector<${ACC_LEN}xf32>
       }
       // Full steps left over from the groups.
@@ -271,11 +303,33 @@ module attributes {gpu.container_module} {
       return %at, %row, %col, %in : index, index, index, i1
     }
 
-    // acc[r * M_MAX + m] += dot(weight[col0 + r, 16-byte vector v], hidden[m, vector v])
-    // for r < ROWS, m < M_MAX. Rows past N read row N - 1 and rows m >= M read
-    // row M - 1: every load stays in bounds, and those outputs are never stored.
-    func.func private @accumulate_vector(%hidden: memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>,
-                                         %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+    // The ROWS weight vectors of 16-byte step v for columns col0 .. col0 +
+    // ROWS - 1 (rows past N read row N - 1: in bounds, never stored).
+    func.func private @load_weights(%weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+                                    %col0: index, %v: index) -> vector<${ROWS}x${VEC}x${T_WEIGHT}> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %vec = arith.constant ${VEC} : index
+      %rows = arith.constant ${ROWS} : index
+      %nlast = arith.constant ${N_LAST} : index
+      %ldw = arith.constant ${LDW} : index
+      %k0 = arith.muli %v, %vec : index
+      %wraw0 = arith.constant dense<${W_ZERO}> : vector<${ROWS}x${VEC}x${T_WEIGHT}>
+      %wraw = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wraw0) -> (vector<${ROWS}x${VEC}x${T_WEIGHT}>) {
+        %col = arith.addi %col0, %r : index
+        %col_ld = arith.minui %col, %nlast : index
+        %w_row = arith.muli %col_ld, %ldw : index
+        %w_idx = arith.addi %w_row, %k0 : index
+        %w = vector.load %weight[%w_idx] {alignment = 16} : memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>, vector<${VEC}x${T_WEIGHT}>
+        %wacc2 = vector.insert %w, %wacc[%r] : vector<${VEC}x${T_WEIGHT}> into vector<${ROWS}x${VEC}x${T_WEIGHT}>
+        scf.yield %wacc2 : vector<${ROWS}x${VEC}x${T_WEIGHT}>
+      } {gatejit.unroll}
+      return %wraw : vector<${ROWS}x${VEC}x${T_WEIGHT}>
+    }
+
+    // One step with its weights loaded: see @accumulate_vector.
+    func.func private @accumulate_loaded(%hidden: memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>,
+                                         %wraw: vector<${ROWS}x${VEC}x${T_WEIGHT}>,
                                          %acc: vector<${ACC_LEN}xf32>, %col0: index, %v: index,
                                          %mlast: index${SCALE_PARAM}) -> vector<${ACC_LEN}xf32> {
       %c0 = arith.constant 0 : index
@@ -289,21 +343,10 @@ module attributes {gpu.container_module} {
       %k0 = arith.muli %v, %vec : index
       %pairs = arith.constant ${PAIRS} : index
       %part = arith.constant ${PART} : index
-      // Every load of the step first: the ROWS weight vectors, then the
-      // M_MAX hidden vectors, all in flight before the first product; then
-      // the weights as PAIRS pairs of what the dot snippet multiplies
-      // (@weight_pairs: the storage type itself, or decoded fp8 with its
-      // block scale).
-      %wraw0 = arith.constant dense<${W_ZERO}> : vector<${ROWS}x${VEC}x${T_WEIGHT}>
-      %wraw = scf.for %r = %c0 to %rows step %c1 iter_args(%wacc = %wraw0) -> (vector<${ROWS}x${VEC}x${T_WEIGHT}>) {
-        %col = arith.addi %col0, %r : index
-        %col_ld = arith.minui %col, %nlast : index
-        %w_row = arith.muli %col_ld, %ldw : index
-        %w_idx = arith.addi %w_row, %k0 : index
-        %w = vector.load %weight[%w_idx] {alignment = 16} : memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>, vector<${VEC}x${T_WEIGHT}>
-        %wacc2 = vector.insert %w, %wacc[%r] : vector<${VEC}x${T_WEIGHT}> into vector<${ROWS}x${VEC}x${T_WEIGHT}>
-        scf.yield %wacc2 : vector<${ROWS}x${VEC}x${T_WEIGHT}>
-      } {gatejit.unroll}
+      // Every hidden load of the step before the first product, then the
+      // weights as PAIRS pairs of what the dot snippet multiplies
+      // (@weight_pairs: the storage type itself, or decoded fp8 times its
+      // scale).
       %hzero = arith.constant dense<0.0> : vector<${M_MAX}x${PAIRS}x2x${T_HIDDEN}>
       %hs = scf.for %m = %c0 to %mmax step %c1 iter_args(%hacc = %hzero) -> (vector<${M_MAX}x${PAIRS}x2x${T_HIDDEN}>) {
         %hm = arith.minui %m, %mlast : index
@@ -348,6 +391,22 @@ module attributes {gpu.container_module} {
         scf.yield %a_m : vector<${ACC_LEN}xf32>
       } {gatejit.unroll}
       return %res : vector<${ACC_LEN}xf32>
+    }
+
+
+    // acc[r * M_MAX + m] += dot(weight[col0 + r, 16-byte vector v], hidden[m, vector v])
+    // for r < ROWS, m < M_MAX: the step's weights loaded, then its hidden
+    // rows (rows m >= M read row M - 1: in bounds, never stored).
+    func.func private @accumulate_vector(%hidden: memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>,
+                                         %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+                                         %acc: vector<${ACC_LEN}xf32>, %col0: index, %v: index,
+                                         %mlast: index${SCALE_PARAM}) -> vector<${ACC_LEN}xf32> {
+      %wraw = func.call @load_weights(%weight, %col0, %v)
+          : (memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>, index, index) -> vector<${ROWS}x${VEC}x${T_WEIGHT}>
+      %r = func.call @accumulate_loaded(%hidden, %wraw, %acc, %col0, %v, %mlast${SCALE_ARG})
+          : (memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>, vector<${ROWS}x${VEC}x${T_WEIGHT}>,
+             vector<${ACC_LEN}xf32>, index, index, index${SCALE_TYPE}) -> vector<${ACC_LEN}xf32>
+      return %r : vector<${ACC_LEN}xf32>
     }
 
 ${EPILOGUE}
