@@ -3,7 +3,7 @@
 # from source, runs the GPU suite (also under compute-sanitizer), the Python
 # binding tests, the comparison with PyTorch and the benchmark, and leaves
 # every log under $OUT. Kernels come from .device/kernels.gjb, made here by
-# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|python|bench|sweep|jit|all]
+# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|gpu|python|bench|sweep|jit|all]
 # "bench" also runs bench/target_probe.py (the facts the performance model's
 # sm_90 row takes from a measurement).
 # "jit": the runtime JIT end to end, no bundle: .device/libgatejit_jit.so.xz
@@ -87,7 +87,9 @@ if [ "$WHAT" = jit ]; then
   scripts/device_jit.sh "$OUT" "$BUILD" || status=1
 fi
 
-if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
+# "gpu": the GPU suite, the runtime suite, the sanitizers and the example,
+# without the Python suites (together they outgrew one 600 s device call).
+if [ "$WHAT" = tests ] || [ "$WHAT" = all ] || [ "$WHAT" = gpu ]; then
   step "GPU suite"
   ./$BUILD/tests/gpu_tests 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |^\[==========\]|summary|wrong-variant|Failure|error" | head -60
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
@@ -105,6 +107,8 @@ if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
   done
   step "example: bundle_launch (JIT disabled, kernels from the bundle)"
   for m in 1 4 16; do ./$BUILD/examples/bundle_launch "$BUNDLE" $m 2>&1 | tee -a "$OUT/bundle_launch.log" || status=1; done
+fi
+if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
   python_suites
   step "gatejit vs PyTorch's unfused expression"
   python3 python/tests/compare_torch.py --out "$OUT/compare_torch.json" 2>&1 | tee "$OUT/compare_torch.log" | tail -12
