@@ -529,6 +529,10 @@ std::vector<Case> fp8_cases() {
   cases.push_back(fp8_case(3, 1000, 1000, bf16, sig, b128, "generic (leading dimension ld_weight"));
   cases.push_back(fp8_case(1, 1536, 7176, f16, silu, pc, "generic (leading dimension ld_weight"));
   cases.push_back(fp8_case(2, 1536, 7168, bf16, sig, b128, "generic (leading dimension ld_weight", false, 8));
+  // ... an odd K: the weight's rows are an odd number of bytes (1-byte
+  // aligned), which the generic kernel reads element by element ...
+  cases.push_back(fp8_case(2, 1000, 1001, bf16, sig, pc, generic));
+  cases.push_back(fp8_case(3, 1001, 1001, f16, silu, b128, generic));
   // ... and base pointers only 8-byte aligned.
   cases.push_back(fp8_case(2, 1536, 7168, bf16, sig, pc, "generic (align = 8", false, 0, Rounding::kBoundary, 8));
   return cases;
