@@ -339,8 +339,7 @@ module attributes {gpu.container_module} {
       %mmax = arith.constant ${M_MAX} : index
       %nlast = arith.constant ${N_LAST} : index
       %ldh = arith.constant ${LDH} : index
-      %ldw = arith.constant ${LDW} : index
-      %k0 = arith.muli %v, %vec : index
+            %k0 = arith.muli %v, %vec : index
       %pairs = arith.constant ${PAIRS} : index
       %part = arith.constant ${PART} : index
       // Every hidden load of the step before the first product, then the

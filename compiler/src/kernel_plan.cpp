@@ -28,18 +28,19 @@ const char *mlir_type(DType d) {
 // and generic.mlir document the parameters): the kernel's last argument,
 // passed on with the number of 128-wide K blocks. Empty for 16-bit weights,
 // whose kernels keep the classic argument list.
-void set_weight_params(TemplateParams &P, const Contract &c, const std::string &scale_kb) {
+// `scale_extent`: the scale buffer's elements as the kernel declares them
+// (the contract's count, or the generic kernel's nominal span: its key has
+// no shape).
+void set_weight_params(TemplateParams &P, const Contract &c, const std::string &scale_extent) {
   P["T_HIDDEN"] = mlir_type(c.dtype_hidden);
   P["T_WEIGHT"] = mlir_type(c.dtype_weight);
   const bool scaled = c.weight_scale != WeightScale::kNone;
-  const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>",
-                                         scaled ? weight_scale_count(c) : 1);
-  P["S_SIZE"] = fmt::format("{}", scaled ? weight_scale_count(c) : 1);
+  const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>", scale_extent);
+  P["S_SIZE"] = scale_extent;
   P["KERNEL_SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref : "";
   P["SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref + ", %scale_kb: index" : "";
   P["SCALE_ARG"] = scaled ? ", %weight_scale, %scale_kb" : "";
   P["SCALE_TYPE"] = scaled ? ", " + memref + ", index" : "";
-  P["SCALE_KB"] = scale_kb;
 }
 
 // The snippets that read the weight: as it is (16-bit), or e4m3 decoded by
@@ -203,7 +204,8 @@ void plan_gemv(KernelPlan &p) {
   P["QUADS"] = fmt::format("{}", vec / 4);
   P["T_DOT"] = c.dtype_weight == DType::kFP8E4M3 ? "f32" : mlir_type(c.dtype_weight);
   P["W_ZERO"] = c.dtype_weight == DType::kFP8E4M3 ? "0" : "0.0";  // a zero of the weight's storage type
-  set_weight_params(P, c, fmt::format("{}", (c.k + kScaleBlock - 1) / kScaleBlock));
+  set_weight_params(P, c, fmt::format("{}", std::max<int64_t>(1, weight_scale_count(c))));
+  P["SCALE_KB"] = fmt::format("{}", scale_blocks(c.k));  // 128-wide K blocks of a block-scaled weight
   P["ACC"] = fmt::format("{}", acc);
   P["OWN_SLOTS"] = fmt::format("{}", (acc + wave - 1) / wave);
   P["PART"] = fmt::format("{}", part);
@@ -949,11 +951,11 @@ void plan_mma_tiled(KernelPlan &p) {
 
 void plan_generic(KernelPlan &p) {
   p.params["BLOCK"] = fmt::format("{}", kGenericBlock);
-  // K arrives at launch: the kernel computes its 128-wide blocks (%scale_kb).
-  set_weight_params(p.params, p.contract, "");
-  p.snippets = weight_snippets(p.contract, "weight_element");
   // Nominal extent: sizes arrive at launch; 2^40 elements bounds every index.
   p.params["SPAN"] = "1099511627776";
+  // K arrives at launch: the kernel computes its 128-wide blocks (%scale_kb).
+  set_weight_params(p.params, p.contract, p.params["SPAN"]);
+  p.snippets = weight_snippets(p.contract, "weight_element");
   p.geometry = {uint32_t(kGenericBlock), uint32_t(kGenericBlock), true};
   p.facts = {.form = "generic"};
 }

@@ -79,8 +79,9 @@ gatejit::Status check_enum(const Enum &field, const char *name, std::initializer
 }
 
 // The struct's size as the caller's gatejit.h has it (API version 2 on).
-// Version 2 is the first layout with the field, so a smaller size is a
-// caller that did not set it; a larger one, a newer header than this library.
+// Version 2 is the first layout with the field, so a size smaller than every
+// known layout is a caller that did not set it; a larger one, a newer header
+// than this library. (read_args accepts version 2's gate-argument size too.)
 gatejit::Status check_struct_size(size_t size, size_t known, const char *field, const char *type, const char *init) {
   if (size == known) return gatejit::Status::Ok();
   const std::string got = std::string(field) + " = " + std::to_string(size) + ": ";

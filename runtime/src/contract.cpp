@@ -69,7 +69,7 @@ int64_t weight_scale_count(const Contract &c) {
   switch (c.weight_scale) {
     case WeightScale::kNone: return 0;
     case WeightScale::kPerChannel: return c.n;
-    case WeightScale::kBlock128: return ((c.n + kScaleBlock - 1) / kScaleBlock) * ((c.k + kScaleBlock - 1) / kScaleBlock);
+    case WeightScale::kBlock128: return scale_blocks(c.n) * scale_blocks(c.k);
   }
   return 0;
 }

@@ -60,7 +60,7 @@ StatusOr<WeightScale> weight_scale_of(const gatejit_gate_args_t &a, DType weight
                               " weight; scales go with an fp8_e4m3 weight only (leave weight_scale zeroed)");
     return WeightScale::kNone;
   }
-  const int64_t nb = (n + kScaleBlock - 1) / kScaleBlock, kb = (k + kScaleBlock - 1) / kScaleBlock;
+  const int64_t nb = scale_blocks(n), kb = scale_blocks(k);
   const std::string allowed = "[N, 1] = [" + std::to_string(n) + ", 1] (one per output channel) or [ceil(N/128), "
                               "ceil(K/128)] = [" + std::to_string(nb) + ", " + std::to_string(kb) +
                               "] (one per 128 x 128 block)";

@@ -104,8 +104,7 @@ StatusOr<TemplateChoice> choose_template(const Contract &c) {
     if (mma_no) return invalid_argument("template = mma cannot serve this contract: " + *mma_no);
     return specialised(TemplateKind::kMma, c, "specialised mma: requested by the contract");
   }
-  // An fp8 weight has no mma form yet: the gemv serves its decode path.
-  const bool want_mma = c.dtype_weight != DType::kFP8E4M3 && mma_preferred(c.target, c.m_max, c.n);
+  const bool want_mma = mma_preferred(c.target, c.m_max, c.n);
   if (want_mma && !mma_no)
     return specialised(TemplateKind::kMma, c,
                        std::string("specialised mma: M") + (c.m_dynamic ? "_max" : "") + " = " +

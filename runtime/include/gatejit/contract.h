@@ -25,6 +25,9 @@ enum class DType { kBF16, kF16, kF32, kFP8E4M3 };
 // DeepSeek-V3's layout). kNone: the weight is bf16/f16/f32.
 enum class WeightScale { kNone, kPerChannel, kBlock128 };
 inline constexpr int64_t kScaleBlock = 128;
+// 128-wide blocks that cover `extent` elements: ceil(extent / 128), without
+// overflow for any extent a caller may pass.
+inline constexpr int64_t scale_blocks(int64_t extent) { return extent / kScaleBlock + (extent % kScaleBlock != 0); }
 enum class Activation { kSigmoid, kSilu };
 // kBoundary: round the projection, the activation and the product to the
 // storage dtype, as the unfused PyTorch expression does. kFused: fp32
