@@ -61,10 +61,13 @@ StatusOr<WeightScale> weight_scale_of(const gatejit_gate_args_t &a, DType weight
     return WeightScale::kNone;
   }
   const int64_t nb = scale_blocks(n), kb = scale_blocks(k);
-  const std::string allowed = "[N, 1] = [" + std::to_string(n) + ", 1] (one per output channel) or [ceil(N/128), "
-                              "ceil(K/128)] = [" + std::to_string(nb) + ", " + std::to_string(kb) +
-                              "] (one per 128 x 128 block)";
-  if (!s.data) return invalid_argument("weight_scale.data is NULL: an fp8_e4m3 weight needs its fp32 scales, " + allowed);
+  // Built on the error paths only: a launch derives its contract every call.
+  auto allowed = [&] {
+    return "[N, 1] = [" + std::to_string(n) + ", 1] (one per output channel) or [ceil(N/128), ceil(K/128)] = [" +
+           std::to_string(nb) + ", " + std::to_string(kb) + "] (one per 128 x 128 block)";
+  };
+  if (!s.data)
+    return invalid_argument("weight_scale.data is NULL: an fp8_e4m3 weight needs its fp32 scales, " + allowed());
   if (s.dtype != GATEJIT_F32)
     return invalid_argument("weight_scale.dtype = " + std::to_string(int(s.dtype)) + ": scales are GATEJIT_F32");
   if (s.ld != s.cols)
@@ -75,7 +78,7 @@ StatusOr<WeightScale> weight_scale_of(const gatejit_gate_args_t &a, DType weight
   if (s.rows == n && s.cols == 1) return WeightScale::kPerChannel;
   if (s.rows == nb && s.cols == kb) return WeightScale::kBlock128;
   return invalid_argument("weight_scale shape [" + std::to_string(s.rows) + ", " + std::to_string(s.cols) +
-                          "]: allowed are " + allowed);
+                          "]: allowed are " + allowed());
 }
 
 }  // namespace
