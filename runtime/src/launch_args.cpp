@@ -47,9 +47,12 @@ LaunchSlots pack_launch_args(const std::vector<AbiArg> &abi, LaunchValues &value
   return slots;
 }
 
+bool declares(const std::vector<AbiArg> &abi, AbiArgKind kind, AbiValue value) {
+  return std::any_of(abi.begin(), abi.end(), [&](const AbiArg &a) { return a.kind == kind && a.value == value; });
+}
+
 bool declares_tensor_map(const std::vector<AbiArg> &abi, AbiValue tensor) {
-  return std::any_of(abi.begin(), abi.end(),
-                     [&](const AbiArg &a) { return a.kind == AbiArgKind::kTensorMap && a.value == tensor; });
+  return declares(abi, AbiArgKind::kTensorMap, tensor);
 }
 
 }  // namespace gatejit

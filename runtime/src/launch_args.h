@@ -28,6 +28,8 @@ struct LaunchValues {
 using LaunchSlots = std::array<void *, kMaxAbiArgs>;
 LaunchSlots pack_launch_args(const std::vector<AbiArg> &abi, LaunchValues &values);
 
+// Whether the kernel declares argument (kind, value).
+bool declares(const std::vector<AbiArg> &abi, AbiArgKind kind, AbiValue value);
 // Whether the kernel takes a tensor map of `tensor` (AbiValue::kHidden or kWeight).
 bool declares_tensor_map(const std::vector<AbiArg> &abi, AbiValue tensor);
 

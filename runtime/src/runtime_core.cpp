@@ -166,8 +166,8 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
   slot.kernel = Loaded{*backend, key.ordinal, nullptr, resolved->binary.geometry, declared_abi(resolved->binary)};
   // The scales reach the kernel only through a declared argument: a kernel
   // for a scaled contract that does not take them would read none.
-  const bool takes_scales = std::any_of(slot.kernel.abi.begin(), slot.kernel.abi.end(),
-                                        [](const AbiArg &a) { return a.value == AbiValue::kWeightScale; });
+  // (validate_abi admits the scales only as a pointer.)
+  const bool takes_scales = declares(slot.kernel.abi, AbiArgKind::kPointer, AbiValue::kWeightScale);
   if (takes_scales != (key.contract.weight_scale != WeightScale::kNone))
     return internal_error("kernel " + resolved->binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
                           (takes_scales ? "takes weight scales its contract does not have"
