@@ -35,6 +35,8 @@ def main() -> int:
     p.add_argument("--no-floor", action="store_true", help="skip the read floor arm")
     p.add_argument("--k", type=int, default=7168)
     p.add_argument("--json", type=Path)
+    p.add_argument("--fp8", choices=["per_channel", "block128"],
+                   help="fp8 e4m3 weights with this scale layout (the bundles must hold those contracts)")
     args = p.parse_args()
     import torch
     sys.path.insert(0, str(REPO / "python"))
@@ -62,26 +64,39 @@ def main() -> int:
         sets = max(4, math.ceil(256 * 2**20 / (n * k * 2)))
         hs = [torch.randn(m, k, generator=gen, device=dev).bfloat16() for _ in range(sets)]
         ws = [(torch.randn(n, k, generator=gen, device=dev) / math.sqrt(k)).bfloat16() for _ in range(sets)]
+        # fp8: the weight is e4m3 codes, `ss` its fp32 scales; `ref` uses their exact product.
+        ss = [None] * sets
+        if args.fp8:
+            shape = (n, 1) if args.fp8 == "per_channel" else (-(-n // 128), -(-k // 128))
+            ws = [(w.float() * 64).to(torch.float8_e4m3fn) for w in ws]
+            ss = [torch.rand(shape, generator=gen, device=dev) / 32 + 1 / 128 for _ in range(sets)]
         ats = [torch.randn(m, n, generator=gen, device=dev).bfloat16() for _ in range(sets)]
         outs = [torch.empty(m, n, dtype=torch.bfloat16, device=dev) for _ in range(sets)]
-        ref = ats[0].float() * torch.sigmoid(hs[0].float() @ ws[0].float().T)
-        row = {"m": m, "n": n, "k": k, "template": args.template}
+        w0 = ws[0].float()
+        if args.fp8 == "per_channel":
+            w0 = w0 * ss[0]
+        elif args.fp8:
+            w0 = w0 * ss[0].repeat_interleave(128, 0)[:n].repeat_interleave(128, 1)[:, :k]
+        ref = ats[0].float() * torch.sigmoid(hs[0].float() @ w0.T)
+        row = {"m": m, "n": n, "k": k, "template": args.template, "fp8": args.fp8}
         for name, rt in runtimes.items():
             try:
                 outs[0].fill_(float("nan"))
-                rt.gate_epilogue(hs[0], ws[0], ats[0], out=outs[0])
+                rt.gate_epilogue(hs[0], ws[0], ats[0], out=outs[0], weight_scale=ss[0])
                 err = float((outs[0].float() - ref).abs().max())
                 # Variants named probe*: kernels with a stage left out on
                 # purpose (time one part of the kernel), timed, not checked.
                 if not name.startswith("probe") and (not math.isfinite(err) or err > 0.05):
                     raise RuntimeError(f"wrong result (max |diff| {err})")
-                us, _ = timer.measure(lambda i: rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i]), sets)
+                us, _ = timer.measure(
+                    lambda i: rt.gate_epilogue(hs[i], ws[i], ats[i], out=outs[i], weight_scale=ss[i]), sets)
                 row[name] = round(us, 3)
-                row[name + "_path"] = rt.explain(hs[0], ws[0], ats[0], out=outs[0])
+                row[name + "_path"] = rt.explain(hs[0], ws[0], ats[0], out=outs[0], weight_scale=ss[0])
             except Exception as e:  # noqa: BLE001
                 row[name] = f"failed: {e}"
         if not args.no_floor:
-            moved = 2 * (m * k + n * k + 2 * m * n)  # hidden, W and attn read, out written (bf16)
+            wbytes = n * k + ss[0].numel() * 4 if args.fp8 else 2 * n * k
+            moved = 2 * (m * k + 2 * m * n) + wbytes  # hidden, W (and scales) and attn read, out written
             row["read_floor"] = round(read_floor(torch, timer.measure, moved, dev, 256 * 2**20, 4)[0], 3)
         results.append(row)
         floor = row.get("read_floor")

@@ -117,8 +117,9 @@ if [ "$WHAT" = sweep ]; then
   step "mma tuning sweep"
   args=(--bundle "default=$BUNDLE")
   for b in .device/sweep-*.gjb; do [ -e "$b" ] && args+=(--bundle "$(basename "$b" .gjb | sed 's/^sweep-//')=$PWD/$b"); done
-  # SWEEP_M="32 64 128" narrows the rows timed (default: the sweep's own list).
-  python3 bench/mma_sweep.py "${args[@]}" ${SWEEP_M:+--m $SWEEP_M} --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log"
+  # SWEEP_M="32 64 128" narrows the rows timed (default: the sweep's own list);
+  # SWEEP_ARGS adds options (fp8: "--fp8 block128 --template gemv").
+  python3 bench/mma_sweep.py "${args[@]}" ${SWEEP_M:+--m $SWEEP_M} ${SWEEP_ARGS:-} --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log"
 fi
 if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   step "target probe (the target table's sm_90 facts, measured: read bandwidth, latencies, launch)"

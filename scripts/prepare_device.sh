@@ -28,12 +28,14 @@ if [ -n "$JIT_LIBRARY" ]; then
   echo "JIT library: $(du -h "$(readlink -f "$JIT_LIBRARY")" | cut -f1), xz $(du -h .device/libgatejit_jit.so.xz | cut -f1)"
 fi
 # Tuning sweep bundles (bench/mma_sweep.py): SWEEP="name=override ..." builds
-# .device/sweep-<name>.gjb with GATEJIT_MMA_TUNING=<override>.
+# .device/sweep-<name>.gjb with GATEJIT_MMA_TUNING=<override>, from the
+# contracts of $SWEEP_SPEC (default bench/mma_sweep_spec.json; fp8:
+# bench/fp8_sweep_spec.json).
 # What each variant was really built with (the planner's fit rules may have
 # changed what the override asked for) goes to .device/sweep-<name>.txt.
 for variant in ${SWEEP:-}; do
   name=${variant%%=*}
-  GATEJIT_MMA_TUNING="${variant#*=}" "$GATEJIT" precompile bench/mma_sweep_spec.json --targets sm_90 --no-generic \
+  GATEJIT_MMA_TUNING="${variant#*=}" "$GATEJIT" precompile "${SWEEP_SPEC:-bench/mma_sweep_spec.json}" --targets sm_90 --no-generic \
     -o ".device/sweep-$name.gjb" > /dev/null
   "$GATEJIT" inspect --json ".device/sweep-$name.gjb" | python3 bench/sweep_tuning.py "$name" | tee ".device/sweep-$name.txt"
 done

@@ -86,8 +86,11 @@ GemvTuning gemv_tuning(int64_t m_max, int64_t n, Target target, int64_t weight_b
   // introduced them): a row has half the 16-byte steps of a bf16 row and
   // each byte twice the arithmetic. One or two rows a wave and two waves a
   // row keep 1536 or more warps at N = 1536; the bf16 rows below launch 384
-  // (4 rows a wave above M = 4).
-  if (target == Target::kSm90 && weight_bytes == 1) return {m_max <= 4 ? 1 : 2, m_max <= 4 ? 4 : 2, 2};
+  // (4 rows a wave above M = 4). Up to M = 8 every step of a wave's half row
+  // is in flight (v56, measured in one sweep, block128: M = 2 7.72 -> 7.06 µs,
+  // M = 4 16.2 -> 10.8, M = 8 19.9 -> 18.7; at M = 16 UNROLL 7 took 36.6
+  // against 33.0). KSPLIT 7 was 1.2-14x slower at every M.
+  if (target == Target::kSm90 && weight_bytes == 1) return {m_max <= 4 ? 1 : 2, m_max <= 8 ? 8 : 2, 2};
   // gfx9xx, fp8 weights above M = 1 (v55, the model's choice): a step
   // carries half the weight bytes and each hidden row 32, so fewer rows a
   // wave than the bf16 table (at most 2; half the table's up to M = 4) and
@@ -185,8 +188,10 @@ void plan_gemv(KernelPlan &p) {
   if (o.count("gwfirst")) weights_first = o.at("gwfirst") != 0;
   const int64_t k_full_all = kvecs / wave;
   // Each wave takes whole steps: the largest split that divides them, halving
-  // the table's (an fp8 row has half the 16-byte steps of a bf16 row).
-  while (t.ksplit > 1 && k_full_all % t.ksplit != 0) t.ksplit /= 2;
+  // the table's (an fp8 row has half the 16-byte steps of a bf16 row), in a
+  // block of at most 1024 threads (an override may ask for more; the loader
+  // refuses a larger one).
+  while (t.ksplit > 1 && (k_full_all % t.ksplit != 0 || waves * t.ksplit * wave > 1024)) t.ksplit /= 2;
   const int64_t k_full = k_full_all / t.ksplit;
   t.unroll = std::max<int64_t>(1, std::min(t.unroll, k_full));  // a group fits in a wave's range
   const int64_t k_groups = k_full / t.unroll;

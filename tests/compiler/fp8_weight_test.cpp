@@ -124,6 +124,29 @@ INSTANTIATE_TEST_SUITE_P(Fp8, Fp8Gemv,
                                          Fp8Group{Target::kSm90, WeightScale::kBlock128}),
                          group_name);
 
+// A gemv K-split override (a sweep's gksplit) that would need more than
+// 1024 threads a block halves, as the mma planner's does: the code object
+// the compiler writes is one the loader accepts. v56's sweep asked for
+// gksplit=14 (4 column groups of 14 warps) and got a bundle entry refused as
+// "launch geometry out of range".
+TEST(Fp8Code, GemvSplitOverrideStaysWithinABlock) {
+  ScopedMmaTuning scoped("");
+  for (Target t : {Target::kSm90, Target::kGfx950})
+    for (const char *tuning : {"gksplit=14", "gksplit=16", "gksplit=7"}) {
+      SCOPED_TRACE(std::string(target_name(t)) + " " + tuning);
+      scoped.set(tuning);
+      auto compiled = compiler::compile(fp8(t, WeightScale::kBlock128, 1));
+      ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+      EXPECT_LE(compiled->binary.geometry.block_x, 1024u);
+      const int64_t ksplit = compiled->report["tuning"]["KSPLIT"];
+      EXPECT_GE(ksplit, 1);
+      EXPECT_EQ(7168 / 16 / target_wave_size(t) % ksplit, 0) << "a wave takes whole steps";
+      const auto bytes = encode_kernel_binary(compiled->binary);
+      auto decoded = decode_kernel_binary(bytes);
+      EXPECT_TRUE(decoded.ok()) << decoded.status().to_string();
+    }
+}
+
 // The conversion in the code itself: the gfx950 ISA text and the sm_90 PTX
 // have it for an fp8 weight, not for a bf16 one.
 TEST(Fp8Code, DecodesWithTheTargetsConversion) {

@@ -229,7 +229,7 @@ TEST(CApi, ExplainContractJsonTakesFp8Weights) {
   ASSERT_NE(rt, nullptr);
   char *text = nullptr;
   gatejit_status_code_t code;
-  std::string m = take(gatejit_explain_contract_json(rt, R"({"m": 4, "n": 1536, "k": 7168, "target": "sm_90",
+  std::string m = take(gatejit_explain_contract_json(rt, R"({"m": 4, "n": 1536, "k": 7168, "target": "gfx950",
       "dtype_weight": "fp8_e4m3", "weight_scale": "block128"})", &text), &code);
   EXPECT_EQ(code, GATEJIT_UNSUPPORTED) << m;
   EXPECT_NE(m.find("JIT not attached"), std::string::npos) << m;
