@@ -92,7 +92,7 @@ def parse_args():
     p.add_argument("--fp8", action=argparse.BooleanOptionalAction, default=True,
                    help="time the fp8-weight section too (default on; --no-fp8 leaves it out)")
     p.add_argument("--fp8-only", action="store_true", help="time the fp8-weight section only")
-    p.add_argument("--fp8-ms", default="1,2,4,8,16", help="M values of the fp8 section (default %(default)s)")
+    p.add_argument("--fp8-ms", default="1,2,4,8,16,32,64,128", help="M values of the fp8 section (default %(default)s)")
     p.add_argument("--fp8-n", type=int, default=1536, help="N of the fp8 section (default %(default)s)")
     p.add_argument("--fp8-k", type=int, default=K_SEED, help="K of the fp8 section (default %(default)s)")
     args = p.parse_args()

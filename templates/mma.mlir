@@ -34,6 +34,13 @@
 //
 // Parameters (compiler/src/kernel_plan.cpp):
 //   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${KSPLIT} ${GROUPS} (column groups per block)
+//   ${T_WEIGHT} ${W_ZERO} ${W_VEC_ALIGN}  the weight's storage type (i8 for
+//                            e4m3), a zero of it, and the byte alignment of a
+//                            lane's 8-element weight vector
+//   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} ${SCALE_KB}
+//                            an fp8 weight's scales (empty for 16-bit
+//                            weights): @accumulate_step (weight_fragments_*.mlir)
+//                            makes a step's products and adds them in
 //   ${RT} ${MT} ${TILES} (= RT * MT) ${TILE_W} ${W_ROWS} (= RT * TILE_W)
 //   ${H_LOADS} ${H_STRIDE}   16-byte hidden loads per lane per hidden tile, and
 //                            the row distance between them (from the snippet)
@@ -64,11 +71,11 @@ module attributes {gpu.container_module} {
     memref.global "private" @gatejit_mma_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>> {alignment = 16}
 
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
-                        %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
+                        %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                         %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
                         %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
-                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64)
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -82,10 +89,11 @@ module attributes {gpu.container_module} {
       %jgroups = arith.constant ${J_GROUPS} : index
       %jrem = arith.constant ${J_REM} : index
       %jiters = arith.constant ${J_ITERS} : index
+      %scale_kb = arith.constant ${SCALE_KB} : index
       %m_i = arith.index_cast %m_actual : i64 to index
       %mlast = arith.subi %m_i, %c1 : index
       %acc0 = arith.constant dense<0.0> : vector<${TILES}x4xf32>
-      %wzero = arith.constant dense<0.0> : vector<${UNROLL}x${RT}x${VECS}x8x${T}>
+      %wzero = arith.constant dense<${W_ZERO}> : vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>
       %hzero = arith.constant dense<0.0> : vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
 
       %tid = gpu.thread_id x
@@ -132,20 +140,23 @@ module attributes {gpu.container_module} {
       %acc_groups = scf.for %g = %c0 to %jgroups step %c1 iter_args(%acc = %acc0) -> (vector<${TILES}x4xf32>) {
         %j0 = arith.muli %g, %unroll : index
         %loaded:2 = scf.for %u = %c0 to %unroll step %c1 iter_args(%wv = %wzero, %hv = %hzero)
-            -> (vector<${UNROLL}x${RT}x${VECS}x8x${T}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>) {
+            -> (vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>) {
           %j = arith.addi %j0, %u : index
           %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp_all, %j, %mlast, %true)
-              : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-                 index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
-          %wv2 = vector.insert %w, %wv[%u] : vector<${RT}x${VECS}x8x${T}> into vector<${UNROLL}x${RT}x${VECS}x8x${T}>
+              : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+                 index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
+          %wv2 = vector.insert %w, %wv[%u] : vector<${RT}x${VECS}x8x${T_WEIGHT}> into vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>
           %hv2 = vector.insert %h, %hv[%u] : vector<${MT}x${VECS}x${H_LOADS}x8x${T}> into vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
-          scf.yield %wv2, %hv2 : vector<${UNROLL}x${RT}x${VECS}x8x${T}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
+          scf.yield %wv2, %hv2 : vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
         } {gatejit.unroll}
         %acc_g = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${TILES}x4xf32>) {
-          %w = vector.extract %loaded#0[%u] : vector<${RT}x${VECS}x8x${T}> from vector<${UNROLL}x${RT}x${VECS}x8x${T}>
+          %w = vector.extract %loaded#0[%u] : vector<${RT}x${VECS}x8x${T_WEIGHT}> from vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>
           %h = vector.extract %loaded#1[%u] : vector<${MT}x${VECS}x${H_LOADS}x8x${T}> from vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
-          %a2 = func.call @mma_tiles(%w, %h, %a)
-              : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
+          %j = arith.addi %j0, %u : index
+          %k_base = func.call @step_k_base(%kp_all, %j) : (index, index) -> index
+          %a2 = func.call @accumulate_step(%w, %h, %a, %wrow0, %lane, %k_base${SCALE_ARG})
+              : (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>,
+                 index, index, index${SCALE_TYPE}) -> vector<${TILES}x4xf32>
           scf.yield %a2 : vector<${TILES}x4xf32>
         } {gatejit.unroll}
         scf.yield %acc_g : vector<${TILES}x4xf32>
@@ -154,10 +165,12 @@ module attributes {gpu.container_module} {
       // step) load zeros but still join the wave-wide matrix instruction.
       %acc_all = scf.for %j = %jrem to %jiters step %c1 iter_args(%acc = %acc_groups) -> (vector<${TILES}x4xf32>) {
         %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp_all, %j, %mlast, %false)
-            : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
-               index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
-        %a2 = func.call @mma_tiles(%w, %h, %acc)
-            : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
+            : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
+               index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
+        %k_base = func.call @step_k_base(%kp_all, %j) : (index, index) -> index
+        %a2 = func.call @accumulate_step(%w, %h, %acc, %wrow0, %lane, %k_base${SCALE_ARG})
+            : (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>,
+               index, index, index${SCALE_TYPE}) -> vector<${TILES}x4xf32>
         scf.yield %a2 : vector<${TILES}x4xf32>
       }
 
@@ -242,10 +255,10 @@ module attributes {gpu.container_module} {
                index, index) -> i1
         scf.if %last {
           func.call @fence_device() : () -> ()
-          func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre)
+          func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
               : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                  memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-                 index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>) -> ()
+                 index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
           func.call @split_reset(%arrivals, %tile, %tid) : (memref<${WS_TILES}xi32, #gpu.address_space<global>>, index, index) -> ()
         }
       } else {
@@ -259,10 +272,10 @@ module attributes {gpu.container_module} {
           }
         } {gatejit.unroll}
         gpu.barrier
-        func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre)
+        func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
                memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-               index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>) -> ()
+               index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
       }
       gpu.return
     }
@@ -352,7 +365,8 @@ module attributes {gpu.container_module} {
 
     // The epilogue, a piece at a time (epilogue_pieces.mlir). A piece's sums
     // come from workgroup memory (one vector read) or, with a K split, from
-    // every split's part of the workspace, added in split order; its attn
+    // every split's part of the workspace, added in split order, and take
+    // their weight scales (@scale_sums: per channel, or none); its attn
     // values were loaded early (ATTN_BEFORE_LOOP / ATTN_AFTER_LOOP) or are
     // loaded here.
     func.func private @finish_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
@@ -360,7 +374,7 @@ module attributes {gpu.container_module} {
                                      %sums: memref<${SUMS}xf32, #gpu.address_space<workgroup>>,
                                      %ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
                                      %tile: index, %tid: index, %bid: index, %mrow0: index, %m_i: index,
-                                     %aligned: i1, %attn_pre: vector<${PIECE_SLOTS}x${VW}x${T}>) {
+                                     %aligned: i1, %attn_pre: vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_PARAM}) {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %true = arith.constant true
@@ -397,7 +411,8 @@ module attributes {gpu.container_module} {
                 : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
             scf.yield %now : vector<${VW}x${T}>
           }
-          func.call @finish_piece(%out, %dots, %a, %row, %col, %aligned)
+          %scaled = func.call @scale_sums(%dots, %col${SCALE_ARG}) : (vector<${VW}xf32>, index${SCALE_TYPE}) -> vector<${VW}xf32>
+          func.call @finish_piece(%out, %scaled, %a, %row, %col, %aligned)
               : (memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}xf32>, vector<${VW}x${T}>,
                  index, index, i1) -> ()
         }
@@ -431,9 +446,9 @@ module attributes {gpu.container_module} {
     // false, the step and the lane's K offset are checked and zeros loaded
     // past the end.
     func.func private @load_step(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
-                                 %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
+                                 %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                                  %wrow0: index, %mrow0: index, %lane: index, %kp: index, %j: index, %mlast: index,
-                                 %in_range: i1) -> (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
+                                 %in_range: i1) -> (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c16 = arith.constant 16 : index
@@ -450,37 +465,38 @@ module attributes {gpu.container_module} {
       %ldh = arith.constant ${LDH} : index
       %ldw = arith.constant ${LDW} : index
       %vzero = arith.constant dense<0.0> : vector<8x${T}>
-      %wzero = arith.constant dense<0.0> : vector<${RT}x${VECS}x8x${T}>
+      %vzero_w = arith.constant dense<${W_ZERO}> : vector<8x${T_WEIGHT}>
+      %wzero = arith.constant dense<${W_ZERO}> : vector<${RT}x${VECS}x8x${T_WEIGHT}>
       %hzero = arith.constant dense<0.0> : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
       %js = arith.muli %j, %ksplit : index
       %s = arith.addi %js, %kp : index
-      %k_base = arith.muli %s, %kstep : index
+      %k_base = func.call @step_k_base(%kp, %j) : (index, index) -> index
       %k_lane = func.call @lane_k(%lane) : (index) -> index
       %vecs = arith.constant ${VECS} : index
       %k_lane_v = arith.muli %k_lane, %vecs : index
       %k0 = arith.addi %k_base, %k_lane_v : index
       %s_ok = arith.cmpi ult, %s, %s_all : index
       %w_lane = func.call @lane_w_row(%lane) : (index) -> index
-      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%acc = %wzero) -> (vector<${RT}x${VECS}x8x${T}>) {
+      %ws = scf.for %r = %c0 to %rt step %c1 iter_args(%acc = %wzero) -> (vector<${RT}x${VECS}x8x${T_WEIGHT}>) {
         %r_base = arith.muli %r, %tile_w : index
         %r_off = arith.addi %r_base, %w_lane : index
         %row = arith.addi %wrow0, %r_off : index
         %row_ld = arith.minui %row, %nlast : index
         %base = arith.muli %row_ld, %ldw : index
-        %acc_r = scf.for %v = %c0 to %vecs step %c1 iter_args(%acc_v = %acc) -> (vector<${RT}x${VECS}x8x${T}>) {
+        %acc_r = scf.for %v = %c0 to %vecs step %c1 iter_args(%acc_v = %acc) -> (vector<${RT}x${VECS}x8x${T_WEIGHT}>) {
           %kv = func.call @vector_k(%k0, %v) : (index, index) -> index
           %idx = arith.addi %base, %kv : index
           %ok_v = func.call @vector_ok(%in_range, %s_ok, %kv) : (i1, i1, index) -> i1
-          %x = scf.if %ok_v -> (vector<8x${T}>) {
-            %y = vector.load %weight[%idx] {alignment = 16} : memref<${W_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
-            scf.yield %y : vector<8x${T}>
+          %x = scf.if %ok_v -> (vector<8x${T_WEIGHT}>) {
+            %y = vector.load %weight[%idx] {alignment = ${W_VEC_ALIGN}} : memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>, vector<8x${T_WEIGHT}>
+            scf.yield %y : vector<8x${T_WEIGHT}>
           } else {
-            scf.yield %vzero : vector<8x${T}>
+            scf.yield %vzero_w : vector<8x${T_WEIGHT}>
           }
-          %acc_v2 = vector.insert %x, %acc_v[%r, %v] : vector<8x${T}> into vector<${RT}x${VECS}x8x${T}>
-          scf.yield %acc_v2 : vector<${RT}x${VECS}x8x${T}>
+          %acc_v2 = vector.insert %x, %acc_v[%r, %v] : vector<8x${T_WEIGHT}> into vector<${RT}x${VECS}x8x${T_WEIGHT}>
+          scf.yield %acc_v2 : vector<${RT}x${VECS}x8x${T_WEIGHT}>
         } {gatejit.unroll}
-        scf.yield %acc_r : vector<${RT}x${VECS}x8x${T}>
+        scf.yield %acc_r : vector<${RT}x${VECS}x8x${T_WEIGHT}>
       } {gatejit.unroll}
       %h_lane = func.call @lane_h_row(%lane) : (index) -> index
       %hs = scf.for %t = %c0 to %mt step %c1 iter_args(%acc = %hzero) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
@@ -514,7 +530,18 @@ module attributes {gpu.container_module} {
         } {gatejit.unroll}
         scf.yield %acc_t : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
       } {gatejit.unroll}
-      return %ws, %hs : vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
+      return %ws, %hs : vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
+    }
+
+    // The first K element of step j of K slice kp (the slices interleave:
+    // step j * KSPLIT_ALL + kp of the S_ALL steps).
+    func.func private @step_k_base(%kp: index, %j: index) -> index {
+      %ksplit = arith.constant ${KSPLIT_ALL} : index
+      %kstep = arith.constant ${KSTEP} : index
+      %js = arith.muli %j, %ksplit : index
+      %s = arith.addi %js, %kp : index
+      %k = arith.muli %s, %kstep : index
+      return %k : index
     }
 
     // A lane's VECS vectors of a step are consecutive in K (one longer run per

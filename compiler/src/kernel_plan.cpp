@@ -431,6 +431,10 @@ MmaTuning mma_tuning(const Contract &c) {
   int64_t budget = amd_mid ? 32 : 128;
   const TuningOverride overrides = tuning_override();
   apply_tuning_override(overrides, t, budget);
+  // A block-scaled weight's step lies in one 128-wide K block (one scale per
+  // weight tile and step: weight_fragments_e4m3.mlir).
+  if (c.weight_scale == WeightScale::kBlock128)
+    while (t.vecs > 1 && 128 % (kMmaInstrK * t.vecs) != 0) t.vecs /= 2;
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
@@ -447,7 +451,8 @@ MmaTuning mma_tuning(const Contract &c) {
   if (target_is_amdgpu(c.target) && c.m_max > 16 && !overrides.contains("splits"))
     t.splits = amd_k_splits(c, t, cus, !amd_mid ? 1 : amd_eight_waves ? kAmdEightWaveMinSplits : kAmdMidMinSplits);
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
-  const int64_t regs_per_step = 4 * t.vecs * (t.rt + live_h_loads);
+  // A weight vector is 8 elements: 4 registers (16-bit) or 2 (e4m3).
+  const int64_t regs_per_step = t.vecs * (t.rt * 2 * dtype_bytes(c.dtype_weight) + 4 * live_h_loads);
   const int64_t cap = std::clamp<int64_t>(budget / regs_per_step, 1, t.unroll);
   // The largest UNROLL <= cap that divides each wave's full steps: no step
   // falls to the one-at-a-time tail loop.
@@ -466,8 +471,10 @@ void set_fragment_params(TemplateParams &P, const Contract &c) {
   P["H_LOADS"] = fmt::format("{}", f.h_loads);
   P["H_STRIDE"] = fmt::format("{}", f.h_stride);
   if (target_is_amdgpu(c.target)) return;
-  // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as vector<2xf16>.
-  const bool bf16 = c.dtype_weight == DType::kBF16;  // the fragments' type
+  // mma.sync takes bf16 pairs as i32 (with the PTX type named), f16 pairs as
+  // vector<2xf16>. The fragments have the hidden's type (an e4m3 weight is
+  // decoded to it).
+  const bool bf16 = c.dtype_hidden == DType::kBF16;
   P["PAIRS_OP"] = bf16 ? "vector.bitcast" : "vector.shape_cast";
   P["PAIRS_TYPE"] = bf16 ? "vector<4xi32>" : "vector<4x2xf16>";
   P["PAIR"] = bf16 ? "i32" : "vector<2xf16>";
@@ -545,7 +552,22 @@ void plan_mma(KernelPlan &p) {
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   set_fragment_params(P, c);
+  // The weight's entry points: @accumulate_step (16-bit fragments as
+  // loaded, or e4m3 decoded to the hidden's type, block scales per step)
+  // and the epilogue's @scale_sums (per-channel scales on the sums).
+  const bool fp8 = c.dtype_weight == DType::kFP8E4M3;
+  set_weight_params(P, c, fmt::format("{}", std::max<int64_t>(1, weight_scale_count(c))));
+  P["SCALE_KB"] = fmt::format("{}", scale_blocks(c.k));
+  P["W_ZERO"] = fp8 ? "0" : "0.0";
+  set("W_VEC_ALIGN", 8 * dtype_bytes(c.dtype_weight));
   p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival"};
+  const bool per_channel = c.weight_scale == WeightScale::kPerChannel;
+  p.snippets.push_back(per_channel ? "scale_sums_per_channel" : "scale_sums_none");
+  if (!fp8) p.snippets.push_back("weight_fragments_plain");
+  else
+    p.snippets.insert(p.snippets.end(), {"weight_fragments_e4m3",
+                                         per_channel ? "accumulate_per_channel" : "accumulate_block128",
+                                         target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"});
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS"};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
              .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
@@ -625,7 +647,9 @@ struct TiledTuning {
 };
 
 bool mma_tiled_applies(const Contract &c) {
-  if (!mma_available(c.target) || c.k % kTiledBk != 0) return false;
+  // The tiled form stages 16-bit tiles; an e4m3 weight takes the
+  // register-streamed form, which decodes each lane's fragments.
+  if (!mma_available(c.target) || c.k % kTiledBk != 0 || c.dtype_weight == DType::kFP8E4M3) return false;
   const auto o = tuning_override();
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in

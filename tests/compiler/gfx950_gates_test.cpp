@@ -92,9 +92,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Gfx950Gates,
                                             ::testing::Values("bf16", "f16")),
                          shape_name);
 
-// fp8 weights (issue 20): the gemv, M <= 16, both scale kinds.
+// fp8 weights (issue 20), both scale kinds: the gemv up to M = 16 (the mma
+// at N = 12288 M = 16), the mma above (v57).
 constexpr const char *kFp8Labels[] = {"bf16_wfp8_per_channel", "bf16_wfp8_block128"};
-constexpr int64_t kFp8Ms[] = {1, 2, 4, 8, 16};
+constexpr int64_t kFp8Ms[] = {1, 2, 4, 8, 16, 32, 64, 128};
 INSTANTIATE_TEST_SUITE_P(Fp8Shapes, Gfx950Gates,
                          ::testing::Combine(::testing::Values(1536, 3072, 12288), ::testing::ValuesIn(kFp8Ms),
                                             ::testing::ValuesIn(kFp8Labels)),

@@ -465,8 +465,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 // hidden, attn and out bf16 or f16; the weight e4m3 over its whole range
 // (subnormals and zeros included) with per-channel or 128 x 128 block scales.
-// The specialised gemv serves M <= 16 (an fp8 weight has no mma form), the
-// generic kernel the rest.
+// The loader takes the gemv up to M = 2 on sm_90 at these N, the mma above
+// (its fragments decoded from e4m3; v57's measurement); the
+// generic kernel where the layout refuses both. Fp8WeightGemv runs the
+// specialised cases again through the gemv, forced: gfx950's decode template
+// up to M = 16.
 Case fp8_case(int64_t m, int64_t n, int64_t k, DType d, Activation a, WeightScale ws, std::string expect,
               bool in_place = false, int64_t pad = 0, Rounding r = Rounding::kBoundary, size_t misalign = 0) {
   return Case{.m = m, .n = n, .k = k, .dtype = d, .act = a, .rounding = r, .in_place = in_place, .pad = pad,
@@ -475,15 +478,31 @@ Case fp8_case(int64_t m, int64_t n, int64_t k, DType d, Activation a, WeightScal
 
 class Fp8Weight : public GpuTest, public ::testing::WithParamInterface<Case> {};
 TEST_P(Fp8Weight, MatchesReference) { run_and_check(GetParam()); }
+class Fp8WeightGemv : public GpuTest, public ::testing::WithParamInterface<Case> {
+  const char *forced_template() const override { return "gemv"; }
+};
+TEST_P(Fp8WeightGemv, MatchesReference) { run_and_check(GetParam()); }
 
-std::vector<Case> fp8_cases() {
+// forced_gemv: the cases the gemv can serve (M <= 16, whole 16-byte rows),
+// each expecting it.
+std::vector<Case> fp8_cases(bool forced_gemv) {
   constexpr DType bf16 = DType::kBF16, f16 = DType::kF16;
   constexpr Activation sig = Activation::kSigmoid, silu = Activation::kSilu;
   constexpr WeightScale pc = WeightScale::kPerChannel, b128 = WeightScale::kBlock128;
   constexpr Rounding fused = Rounding::kFused;
-  const std::string gemv = "specialised gemv", generic = "generic (",
-                    bucket = "specialised gemv (dynamic-M bucket, m_max 16";
-  std::vector<Case> cases;
+  const std::string generic = "generic (";
+  // What serves M on sm_90 (N <= 2048): the gemv up to M = 2, the mma above
+  // (or the gemv, forced).
+  const auto spec = [&](int64_t m) {
+    return std::string(forced_gemv || m <= 2 ? "specialised gemv" : "specialised mma");
+  };
+  const std::string bucket =
+      std::string(forced_gemv ? "specialised gemv" : "specialised mma") + " (dynamic-M bucket, m_max 16";
+  std::vector<Case> all;
+  const auto add = [&](Case c) {
+    // Forced: the specialised cases above M = 2 (where auto takes the gemv too).
+    if (!forced_gemv || (c.m > 2 && c.expect.rfind("specialised", 0) == 0)) all.push_back(std::move(c));
+  };
   // The seed shape (DeepSeek-V3's, K = 56 scale blocks, N = 12): every
   // decode M with both scale kinds; each kind meets every (dtype, act).
   const struct {
@@ -494,50 +513,57 @@ std::vector<Case> fp8_cases() {
   } seed[] = {{1, bf16, sig, pc},  {1, f16, silu, b128}, {1, bf16, sig, b128},  {2, f16, sig, pc},
               {2, bf16, silu, b128}, {4, bf16, silu, pc}, {4, f16, sig, b128},  {8, f16, silu, pc},
               {8, bf16, sig, b128}, {16, bf16, sig, pc}, {16, f16, silu, b128}, {16, f16, silu, pc}};
-  for (const auto &s : seed) cases.push_back(fp8_case(s.m, 1536, 7168, s.d, s.a, s.ws, gemv));
+  for (const auto &s : seed) add(fp8_case(s.m, 1536, 7168, s.d, s.a, s.ws, spec(s.m)));
   // In place (out = attn: the same contracts).
-  cases.push_back(fp8_case(1, 1536, 7168, bf16, sig, b128, gemv, true));
-  cases.push_back(fp8_case(8, 1536, 7168, f16, silu, pc, gemv, true));
+  add(fp8_case(1, 1536, 7168, bf16, sig, b128, spec(1), true));
+  add(fp8_case(8, 1536, 7168, f16, silu, pc, spec(8), true));
   // Padded rows that keep 16-byte vectors: 16 elements (fp8: 16 bytes; bf16: 32).
   for (int64_t m : {1, 4})
-    for (WeightScale ws : {pc, b128}) cases.push_back(fp8_case(m, 1536, 7168, bf16, sig, ws, gemv, false, 16));
+    for (WeightScale ws : {pc, b128}) add(fp8_case(m, 1536, 7168, bf16, sig, ws, spec(m), false, 16));
   // N = 1000 and 1537: the last block row of scales is partial (104 rows; 1 row).
-  for (int64_t m : {1, 4}) cases.push_back(fp8_case(m, 1000, 7168, bf16, sig, b128, gemv));
-  cases.push_back(fp8_case(2, 1000, 7168, bf16, sig, pc, gemv));
-  cases.push_back(fp8_case(1, 1537, 7168, f16, silu, b128, gemv));
-  cases.push_back(fp8_case(16, 1537, 7168, f16, silu, b128, gemv, true));
+  for (int64_t m : {1, 4}) add(fp8_case(m, 1000, 7168, bf16, sig, b128, spec(m)));
+  add(fp8_case(2, 1000, 7168, bf16, sig, pc, spec(2)));
+  add(fp8_case(1, 1537, 7168, f16, silu, b128, spec(1)));
+  add(fp8_case(16, 1537, 7168, f16, silu, b128, spec(16), true));
   // K = 2064 = 16 x 128 + 16: a partial last K block (whole 16-byte vectors).
-  for (int64_t m : {1, 8}) cases.push_back(fp8_case(m, 1536, 2064, bf16, sig, b128, gemv));
-  cases.push_back(fp8_case(2, 1536, 2064, f16, silu, pc, gemv));
-  cases.push_back(fp8_case(3, 1000, 2064, f16, silu, b128, gemv));  // partial in N and K
+  for (int64_t m : {1, 8}) add(fp8_case(m, 1536, 2064, bf16, sig, b128, spec(m)));
+  add(fp8_case(2, 1536, 2064, f16, silu, pc, spec(2)));
+  add(fp8_case(3, 1000, 2064, f16, silu, b128, spec(3)));  // partial in N and K
   // Fused rounding policy.
-  for (int64_t m : {1, 8}) cases.push_back(fp8_case(m, 1536, 7168, bf16, sig, pc, gemv, false, 0, fused));
-  cases.push_back(fp8_case(4, 1536, 7168, bf16, sig, b128, gemv, false, 0, fused));
+  for (int64_t m : {1, 8}) add(fp8_case(m, 1536, 7168, bf16, sig, pc, spec(m), false, 0, fused));
+  add(fp8_case(4, 1536, 7168, bf16, sig, b128, spec(4), false, 0, fused));
   // Dynamic M: the gemv bucket (m_max 16) serves M values with no exact kernel.
-  cases.push_back(fp8_case(3, 1536, 7168, bf16, sig, pc, bucket));
-  cases.push_back(fp8_case(7, 1536, 7168, bf16, sig, pc, bucket));
-  cases.push_back(fp8_case(5, 1536, 7168, f16, silu, b128, bucket, true));
-  cases.push_back(fp8_case(13, 1536, 7168, f16, silu, b128, bucket));
-  // The generic kernel (one per dtype, act, rounding and scale kind): M past
-  // the gemv's 16 ...
-  cases.push_back(fp8_case(32, 1536, 7168, bf16, sig, b128, generic));
-  cases.push_back(fp8_case(100, 1536, 7168, f16, silu, pc, generic));
-  cases.push_back(fp8_case(100, 1000, 2064, bf16, sig, b128, generic));
-  cases.push_back(fp8_case(32, 1536, 7168, bf16, sig, pc, generic, false, 0, fused));
-  // ... fp8 rows that are no whole number of 16-byte vectors (K = 1000, K =
+  add(fp8_case(3, 1536, 7168, bf16, sig, pc, bucket));
+  add(fp8_case(7, 1536, 7168, bf16, sig, pc, bucket));
+  add(fp8_case(5, 1536, 7168, f16, silu, b128, bucket, true));
+  add(fp8_case(13, 1536, 7168, f16, silu, b128, bucket));
+  // M past the gemv's 16: the mma alone (32: one row block; 100: grid y
+  // tiles M, the last block partial) ...
+  if (!forced_gemv) {
+    const std::string mma = "specialised mma";
+    add(fp8_case(32, 1536, 7168, bf16, sig, b128, mma));
+    add(fp8_case(100, 1536, 7168, f16, silu, pc, mma));
+    add(fp8_case(100, 1000, 2064, bf16, sig, b128, mma));
+    add(fp8_case(32, 1536, 7168, bf16, sig, pc, mma, true, 0, fused));
+  }
+  // The generic kernel (one per dtype, act, rounding and scale kind): fp8
+  // rows that are no whole number of 16-byte vectors (K = 1000, K =
   // 7176, padding 8: 8 bytes off; the bf16/f16 hidden rows are whole) ...
-  cases.push_back(fp8_case(3, 1000, 1000, bf16, sig, b128, "generic (leading dimension ld_weight"));
-  cases.push_back(fp8_case(1, 1536, 7176, f16, silu, pc, "generic (leading dimension ld_weight"));
-  cases.push_back(fp8_case(2, 1536, 7168, bf16, sig, b128, "generic (leading dimension ld_weight", false, 8));
+  add(fp8_case(3, 1000, 1000, bf16, sig, b128, "generic (leading dimension ld_weight"));
+  add(fp8_case(1, 1536, 7176, f16, silu, pc, "generic (leading dimension ld_weight"));
+  add(fp8_case(2, 1536, 7168, bf16, sig, b128, "generic (leading dimension ld_weight", false, 8));
   // ... an odd K: the weight's rows are an odd number of bytes (1-byte
   // aligned), which the generic kernel reads element by element ...
-  cases.push_back(fp8_case(2, 1000, 1001, bf16, sig, pc, generic));
-  cases.push_back(fp8_case(3, 1001, 1001, f16, silu, b128, generic));
+  add(fp8_case(2, 1000, 1001, bf16, sig, pc, generic));
+  add(fp8_case(3, 1001, 1001, f16, silu, b128, generic));
+  add(fp8_case(17, 1000, 1001, bf16, sig, pc, generic, false, 0, fused));
   // ... and base pointers only 8-byte aligned.
-  cases.push_back(fp8_case(2, 1536, 7168, bf16, sig, pc, "generic (align = 8", false, 0, Rounding::kBoundary, 8));
-  return cases;
+  add(fp8_case(2, 1536, 7168, bf16, sig, pc, "generic (align = 8", false, 0, Rounding::kBoundary, 8));
+  return all;
 }
-INSTANTIATE_TEST_SUITE_P(Sm90, Fp8Weight, ::testing::ValuesIn(fp8_cases()),
+INSTANTIATE_TEST_SUITE_P(Sm90, Fp8Weight, ::testing::ValuesIn(fp8_cases(false)),
+                         [](const auto &info) { return case_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Sm90, Fp8WeightGemv, ::testing::ValuesIn(fp8_cases(true)),
                          [](const auto &info) { return case_name(info.param); });
 
 // --- The checker is known to catch a skipped rounding -----------------------

@@ -64,10 +64,11 @@ DECISION_ATTRIBUTE = "gatejit_output_gate"
 SCALE_ATTRIBUTE = "gatejit_fp8"
 _EXPANDED_SCALE = "gatejit_weight_scale"
 _FP8 = getattr(torch, "float8_e4m3fn", None)
-# gatejit's specialised fp8 kernel is the gemv (M <= 16); above it only the
-# generic kernel serves fp8, far slower than vLLM's own fp8 GEMM, so larger
-# batches keep vLLM's path.
-FP8_FUSED_MAX_M = 16
+# Batches up to this M take gatejit's fp8 kernel (the gemv or the mma). On
+# the H200 (docs/benchmarks.md, v57) M = 32 took 11.2-11.6 µs against 19.4 for
+# torch.compile's dequantise + expression; at M = 64 the two were level, so
+# larger batches keep vLLM's own fp8 GEMM.
+FP8_FUSED_MAX_M = 32
 _SCALE_BLOCK = 128
 
 _ACTIVATIONS = {"sigmoid": torch.sigmoid, "silu": F.silu}

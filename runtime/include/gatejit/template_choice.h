@@ -16,9 +16,9 @@ inline constexpr int64_t kGemvMaxM = 16;
 // differ: no mma there).
 bool mma_available(Target target);
 
-// Whether `auto` picks mma over gemv for this target, M bound and N (the
-// crossover, from measurements: docs/perf-notes.md).
-bool mma_preferred(Target target, int64_t m_max, int64_t n);
+// Whether `auto` picks mma over gemv for this target, M bound, N and weight
+// type (the crossover, from measurements: docs/perf-notes.md).
+bool mma_preferred(Target target, int64_t m_max, int64_t n, DType weight = DType::kBF16);
 
 struct TemplateChoice {
   TemplateKind kind = TemplateKind::kGeneric;
