@@ -39,8 +39,10 @@
 //                            lane's 8-element weight vector
 //   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} ${SCALE_KB}
 //                            an fp8 weight's scales (empty for 16-bit
-//                            weights): @accumulate_step (weight_fragments_*.mlir)
-//                            makes a step's products and adds them in
+//                            weights): @step_scales loads a step's weight
+//                            scales with its operands (block128), and
+//                            @accumulate_step (weight_fragments_*.mlir) makes
+//                            the step's products and adds them in
 //   ${RT} ${MT} ${TILES} (= RT * MT) ${TILE_W} ${W_ROWS} (= RT * TILE_W)
 //   ${H_LOADS} ${H_STRIDE}   16-byte hidden loads per lane per hidden tile, and
 //                            the row distance between them (from the snippet)
@@ -95,6 +97,7 @@ module attributes {gpu.container_module} {
       %acc0 = arith.constant dense<0.0> : vector<${TILES}x4xf32>
       %wzero = arith.constant dense<${W_ZERO}> : vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>
       %hzero = arith.constant dense<0.0> : vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
+      %szero = arith.constant dense<0.0> : vector<${UNROLL}x${RT}xf32>
 
       %tid = gpu.thread_id x
       %bid = gpu.block_id x
@@ -139,24 +142,30 @@ module attributes {gpu.container_module} {
       // flight, then their products.
       %acc_groups = scf.for %g = %c0 to %jgroups step %c1 iter_args(%acc = %acc0) -> (vector<${TILES}x4xf32>) {
         %j0 = arith.muli %g, %unroll : index
-        %loaded:2 = scf.for %u = %c0 to %unroll step %c1 iter_args(%wv = %wzero, %hv = %hzero)
-            -> (vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>) {
+        %loaded:3 = scf.for %u = %c0 to %unroll step %c1 iter_args(%wv = %wzero, %hv = %hzero, %sv = %szero)
+            -> (vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>,
+                vector<${UNROLL}x${RT}xf32>) {
           %j = arith.addi %j0, %u : index
           %w, %h = func.call @load_step(%hidden, %weight, %wrow0, %mrow0, %lane, %kp_all, %j, %mlast, %true)
               : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                  index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
+          // The step's weight scales (block128; none otherwise) load with its
+          // operands, not after the next steps' loads.
+          %k_base = func.call @step_k_base(%kp_all, %j) : (index, index) -> index
+          %sc = func.call @step_scales(%wrow0, %k_base${SCALE_ARG}) : (index, index${SCALE_TYPE}) -> vector<${RT}xf32>
           %wv2 = vector.insert %w, %wv[%u] : vector<${RT}x${VECS}x8x${T_WEIGHT}> into vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>
           %hv2 = vector.insert %h, %hv[%u] : vector<${MT}x${VECS}x${H_LOADS}x8x${T}> into vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
-          scf.yield %wv2, %hv2 : vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
+          %sv2 = vector.insert %sc, %sv[%u] : vector<${RT}xf32> into vector<${UNROLL}x${RT}xf32>
+          scf.yield %wv2, %hv2, %sv2 : vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>, vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>,
+                                       vector<${UNROLL}x${RT}xf32>
         } {gatejit.unroll}
         %acc_g = scf.for %u = %c0 to %unroll step %c1 iter_args(%a = %acc) -> (vector<${TILES}x4xf32>) {
           %w = vector.extract %loaded#0[%u] : vector<${RT}x${VECS}x8x${T_WEIGHT}> from vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>
           %h = vector.extract %loaded#1[%u] : vector<${MT}x${VECS}x${H_LOADS}x8x${T}> from vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
-          %j = arith.addi %j0, %u : index
-          %k_base = func.call @step_k_base(%kp_all, %j) : (index, index) -> index
-          %a2 = func.call @accumulate_step(%w, %h, %a, %wrow0, %lane, %k_base${SCALE_ARG})
+          %sc = vector.extract %loaded#2[%u] : vector<${RT}xf32> from vector<${UNROLL}x${RT}xf32>
+          %a2 = func.call @accumulate_step(%w, %h, %a, %sc)
               : (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>,
-                 index, index, index${SCALE_TYPE}) -> vector<${TILES}x4xf32>
+                 vector<${RT}xf32>) -> vector<${TILES}x4xf32>
           scf.yield %a2 : vector<${TILES}x4xf32>
         } {gatejit.unroll}
         scf.yield %acc_g : vector<${TILES}x4xf32>
@@ -168,9 +177,10 @@ module attributes {gpu.container_module} {
             : (memref<${H_SIZE}x${T}, #gpu.address_space<global>>, memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                index, index, index, index, index, index, i1) -> (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>)
         %k_base = func.call @step_k_base(%kp_all, %j) : (index, index) -> index
-        %a2 = func.call @accumulate_step(%w, %h, %acc, %wrow0, %lane, %k_base${SCALE_ARG})
+        %sc = func.call @step_scales(%wrow0, %k_base${SCALE_ARG}) : (index, index${SCALE_TYPE}) -> vector<${RT}xf32>
+        %a2 = func.call @accumulate_step(%w, %h, %acc, %sc)
             : (vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>,
-               index, index, index${SCALE_TYPE}) -> vector<${TILES}x4xf32>
+               vector<${RT}xf32>) -> vector<${TILES}x4xf32>
         scf.yield %a2 : vector<${TILES}x4xf32>
       }
 

@@ -2,10 +2,9 @@
     // vectors decoded exactly to the hidden's type (every e4m3 value is a
     // bf16 and an f16 value), then the step's products and their scales
     // (@accumulate_decoded: per channel on the finished sums, per 128 x 128
-    // block on each step's products).
+    // block on each step's products, with the scales @step_scales loaded).
     func.func private @accumulate_step(%w: vector<${RT}x${VECS}x8x${T_WEIGHT}>, %h: vector<${MT}x${VECS}x${H_LOADS}x8x${T}>,
-                                       %acc: vector<${TILES}x4xf32>, %wrow0: index, %lane: index, %k_base: index${SCALE_PARAM})
-        -> vector<${TILES}x4xf32> {
+                                       %acc: vector<${TILES}x4xf32>, %scales: vector<${RT}xf32>) -> vector<${TILES}x4xf32> {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %rt = arith.constant ${RT} : index
@@ -26,8 +25,8 @@
         } {gatejit.unroll}
         scf.yield %d_r : vector<${RT}x${VECS}x8x${T}>
       } {gatejit.unroll}
-      %res = func.call @accumulate_decoded(%decoded, %h, %acc, %wrow0, %k_base${SCALE_ARG})
+      %res = func.call @accumulate_decoded(%decoded, %h, %acc, %scales)
           : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>,
-             index, index${SCALE_TYPE}) -> vector<${TILES}x4xf32>
+             vector<${RT}xf32>) -> vector<${TILES}x4xf32>
       return %res : vector<${TILES}x4xf32>
     }

@@ -1,9 +1,12 @@
     // One K step of the mma form with a 16-bit weight: the fragments as
-    // loaded, accumulated on the matrix cores.
+    // loaded, accumulated on the matrix cores; no scales.
     func.func private @accumulate_step(%w: vector<${RT}x${VECS}x8x${T_WEIGHT}>, %h: vector<${MT}x${VECS}x${H_LOADS}x8x${T}>,
-                                       %acc: vector<${TILES}x4xf32>, %wrow0: index, %lane: index, %k_base: index${SCALE_PARAM})
-        -> vector<${TILES}x4xf32> {
+                                       %acc: vector<${TILES}x4xf32>, %scales: vector<${RT}xf32>) -> vector<${TILES}x4xf32> {
       %r = func.call @mma_tiles(%w, %h, %acc)
           : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
       return %r : vector<${TILES}x4xf32>
+    }
+    func.func private @step_scales(%wrow0: index, %k_base: index) -> vector<${RT}xf32> {
+      %none = arith.constant dense<1.0> : vector<${RT}xf32>
+      return %none : vector<${RT}xf32>
     }
