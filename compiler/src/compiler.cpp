@@ -52,20 +52,26 @@ StatusOr<Stage> parse_stage(std::string_view s) {
   return invalid_argument("stage = '" + std::string(s) + "': allowed stages are template, gpu, llvm, isa");
 }
 
-std::string fingerprint() {
+namespace {
+// A tuning override changes the code: never share its cache entries.
+std::string fingerprint_with(const TuningOverride &tuning) {
   std::string fp = fmt::format("gatejit-{}/generator-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING,
                                kGeneratorSourceHash, templates_hash(), llvm_version(), kCodegenOptions);
-  // A tuning override (kernel_plan.cpp) changes the code: never share its cache entries.
-  if (const char *tuning = std::getenv("GATEJIT_MMA_TUNING"); tuning && *tuning) fp += fmt::format("/mma-tuning:{}", tuning);
+  if (!tuning.text.empty()) fp += fmt::format("/mma-tuning:{}", tuning.text);
   return fp;
 }
+}  // namespace
+
+std::string fingerprint() { return fingerprint_with(TuningOverride::from_env()); }
 
 StatusOr<CompiledKernel> compile(const Contract &input) {
   const auto start = std::chrono::steady_clock::now();
   CompilePhases phases;
   auto contract = normalize(input);
   if (!contract.ok()) return contract.status();
-  auto plan = plan_kernel(*contract);
+  // Read once: the plan and the fingerprint see the same override.
+  const TuningOverride tuning_override = TuningOverride::from_env();
+  auto plan = plan_kernel(*contract, tuning_override);
   if (!plan.ok()) return plan.status();
   phases.mark("plan");
   auto text = instantiate(*plan);
@@ -94,7 +100,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   if (const TensorMapBoxes &maps = plan->geometry.tensor_maps; maps.any())
     (*report)["tensor_map_boxes"] = {maps.box_k, maps.weight_rows, maps.hidden_rows};
   (*report)["abi"] = abi_text(plan->abi);
-  const std::string toolchain = fingerprint();  // hashes every template: once per compile
+  const std::string toolchain = fingerprint_with(tuning_override);  // hashes every template: once per compile
   phases.mark("fingerprint");
   (*report)["toolchain"] = toolchain;
   nlohmann::json tuning = nlohmann::json::object();
@@ -127,7 +133,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
 StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
   auto contract = normalize(input);
   if (!contract.ok()) return contract.status();
-  auto plan = plan_kernel(*contract);
+  auto plan = plan_kernel(*contract, TuningOverride::from_env());
   if (!plan.ok()) return plan.status();
   auto text = instantiate(*plan);
   if (!text.ok()) return text.status();

@@ -163,7 +163,6 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
   P["PIECES_WHOLE"] = c.n % vw == 0 ? "true" : "false";
 }
 
-std::map<std::string, int64_t, std::less<>> tuning_override();  // below, with the mma tables
 
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
@@ -173,9 +172,9 @@ void plan_gemv(KernelPlan &p) {
   const int64_t waves = kGemvGroupsPerBlock;
   const int64_t kvecs = c.k / vec;
   GemvTuning t = gemv_tuning(c.m_max, c.n, c.target, eb);
-  // Sweep keys of the development override (tuning_override): grows,
+  // Sweep keys of the development override (tuning_override.h): grows,
   // gunroll, gksplit replace the table's ROWS, UNROLL and KSPLIT.
-  const auto o = tuning_override();
+  const auto &o = p.tuning.keys;
   if (o.count("grows")) t.rows = o.at("grows");
   if (o.count("gunroll")) t.unroll = o.at("gunroll");
   if (o.count("gksplit")) t.ksplit = o.at("gksplit");
@@ -274,37 +273,13 @@ struct MmaTuning {
 };
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
 
-// GATEJIT_MMA_TUNING="rt=2,ksplit=4,budget=64": a development override of
-// the mma tables below, for tuning sweeps (bench/mma_sweep.py). It changes
-// code, so the compiler's fingerprint includes it (compiler.cpp). Keys that
-// are not numbers > 0 (or 0 for the switches `tiled`, `wgmma`, `tma`,
-// `pending`, `attn`, `gwfirst`) are ignored. `attn` (0 in the epilogue, 1
-// after the main loop, 2 before it: plan_attn_load) applies to gemv too, and
-// the gemv has its own keys: `grows`, `gunroll`, `gksplit` (its table's
-// ROWS, UNROLL, KSPLIT) and `gwfirst` (GROUP_WEIGHTS_FIRST).
-std::map<std::string, int64_t, std::less<>> tuning_override() {
-  std::map<std::string, int64_t, std::less<>> out;
-  const char *env = std::getenv("GATEJIT_MMA_TUNING");
-  if (!env) return out;
-  std::string_view rest(env);
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos) continue;
-    const int64_t value = std::atoll(std::string(item.substr(eq + 1)).c_str());
-    // Switches take 0; sizes only positive values.
-    const std::string_view key = item.substr(0, eq);
-    if (value > 0 || key == "tiled" || key == "wgmma" || key == "tma" || key == "pending" || key == "attn" ||
-        key == "gwfirst")
-      out[std::string(key)] = value;
-  }
-  return out;
-}
-
-using TuningOverride = std::map<std::string, int64_t, std::less<>>;
-void apply_tuning_override(const TuningOverride &o, MmaTuning &t, int64_t &budget) {
+// The development override (tuning_override.h) of the mma tables below.
+// `attn` (0 in the epilogue, 1 after the main loop, 2 before it:
+// plan_attn_load) applies to gemv too, and the gemv has its own keys:
+// `grows`, `gunroll`, `gksplit` (its table's ROWS, UNROLL, KSPLIT) and
+// `gwfirst` (GROUP_WEIGHTS_FIRST).
+using TuningKeys = std::map<std::string, int64_t, std::less<>>;
+void apply_tuning_override(const TuningKeys &o, MmaTuning &t, int64_t &budget) {
   for (const auto &[key, value] : o) {
     if (key == "rt") t.rt = value;
     else if (key == "ksplit") t.ksplit = value;
@@ -354,7 +329,7 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
   return std::max(std::min(splits, held / tiles), std::min(min_splits, splits));
 }
 
-MmaTuning mma_tuning(const Contract &c) {
+MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // The table, from the sm_90 sweeps (v9-v10 in docs/perf-notes.md, N = 1536):
   //  - VECS 2: each lane loads 32 contiguous bytes per row, so the lanes that
   //    share a row fill whole 128-byte lines (v10: 11.2 -> 8.4 us at M <= 8
@@ -429,7 +404,6 @@ MmaTuning mma_tuning(const Contract &c) {
   // weight vectors and the live hidden vectors per VECS, 4 registers each,
   // within a budget of 128 (v10: 64 and 192 measured the same).
   int64_t budget = amd_mid ? 32 : 128;
-  const TuningOverride overrides = tuning_override();
   apply_tuning_override(overrides, t, budget);
   // A block-scaled weight's step lies in one 128-wide K block (one scale per
   // weight tile and step: weight_fragments_e4m3.mlir).
@@ -485,7 +459,7 @@ void set_fragment_params(TemplateParams &P, const Contract &c) {
 void plan_mma(KernelPlan &p) {
   const Contract &c = p.contract;
   const int64_t wave = target_wave_size(c.target);
-  MmaTuning t = mma_tuning(c);
+  MmaTuning t = mma_tuning(c, p.tuning.keys);
   const int64_t mt = t.mt;
   const int64_t m_block = mt * 16;
   const int64_t kstep = kMmaInstrK * t.vecs;
@@ -646,11 +620,10 @@ struct TiledTuning {
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
-bool mma_tiled_applies(const Contract &c) {
+bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   // The tiled form stages 16-bit tiles; an e4m3 weight takes the
   // register-streamed form, which decodes each lane's fragments.
   if (!mma_available(c.target) || c.k % kTiledBk != 0 || c.dtype_weight == DType::kFP8E4M3) return false;
-  const auto o = tuning_override();
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
   // 11.4 us against the register-streamed 12.9 (v25). gfx950 only when
@@ -692,7 +665,7 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
 //    67.0-73.6 at M = 2048 against 67.8-68.5 for 4)
 // gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
 // lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
-TiledTuning tiled_tuning(const Contract &c) {
+TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
   t.blocks_per_cu = tt.blocks_per_cu;
@@ -720,7 +693,6 @@ TiledTuning tiled_tuning(const Contract &c) {
     use_wgmma(t, 2), t.bn = 192, budget = 160 * 1024, t.blocks_per_cu = 1;
   }
   TiledTuning asked = t;
-  const auto o = tuning_override();
   auto take = [&](const char *key, int64_t &field) {
     if (auto it = o.find(key); it != o.end()) field = it->second;
   };
@@ -867,7 +839,7 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
 void plan_mma_tiled(KernelPlan &p) {
   const Contract &c = p.contract;
   const bool amd = target_is_amdgpu(c.target);
-  const TiledTuning t = tiled_tuning(c);
+  const TiledTuning t = tiled_tuning(c, p.tuning.keys);
   const int64_t wave = target_wave_size(c.target);
   const int64_t block = wave * t.waves;
   const int64_t warps_m = t.waves / t.warps_n;
@@ -1015,7 +987,7 @@ void plan_attn_load(KernelPlan &p) {
     const auto unroll = p.params.find("UNROLL");
     if (p.facts.form == "mma" && unroll != p.params.end() && unroll->second == "1") at = 2;
   }
-  if (const auto o = tuning_override(); o.count("attn")) at = std::clamp<int64_t>(o.at("attn"), 0, 2);
+  if (p.tuning.has("attn")) at = std::clamp<int64_t>(p.tuning.at("attn"), 0, 2);
   if (p.facts.splits > 1) at = 0;
   p.params["ATTN_AFTER_LOOP"] = at == 1 ? "true" : "false";
   p.params["ATTN_BEFORE_LOOP"] = at == 2 ? "true" : "false";
@@ -1038,13 +1010,14 @@ void plan_occupancy(KernelPlan &p, int64_t m) {
 
 }  // namespace
 
-StatusOr<KernelPlan> plan_kernel(const Contract &c) {
+StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning) {
   auto choice = choose_template(c);
   if (!choice.ok()) return choice.status();
   KernelPlan p;
   p.kind = choice->kind;
   p.reason = choice->reason;
   p.contract = choice->contract;
+  p.tuning = tuning;
   // An fp8 weight and its scale kind are in the name: "gatejit_gemv_bf16_wfp8_e4m3_block128_sigmoid_boundary".
   const std::string weight = c.dtype_weight == c.dtype_out
                                  ? std::string()
@@ -1061,7 +1034,7 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c) {
       break;
     case TemplateKind::kMma:
       plan_problem(p);
-      if (mma_tiled_applies(p.contract)) plan_mma_tiled(p);
+      if (mma_tiled_applies(p.contract, p.tuning.keys)) plan_mma_tiled(p);
       else plan_mma(p);
       break;
     default: plan_generic(p); break;

@@ -12,6 +12,7 @@
 #include "gatejit/kernel_binary.h"
 #include "plan_facts.h"
 #include "template_library.h"
+#include "tuning_override.h"
 
 namespace gatejit::compiler {
 
@@ -44,10 +45,14 @@ struct KernelPlan {
   // carries it (kernel_abi.h): every template today takes the classic list,
   // the TMA form the two tensor maps after it.
   std::vector<AbiArg> abi;
+  // The development override the tables were read with (the same object
+  // the compile's fingerprint includes).
+  TuningOverride tuning;
 };
 
-// `c` must be normalised.
-StatusOr<KernelPlan> plan_kernel(const Contract &c);
+// `c` must be normalised. `tuning`: the override the compile parsed once
+// (TuningOverride::from_env()), or none.
+StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning = {});
 
 // The filled-in MLIR text of a plan: the kernel template plus the epilogue,
 // activation, sigmoid and conversion snippets it calls.

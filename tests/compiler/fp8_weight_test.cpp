@@ -1,9 +1,9 @@
 // fp8 e4m3 weights with fp32 scales (issue 20) through the real pipeline:
-// the gemv compiles for gfx950 and sm_90 at decode M, both scale kinds, N and
-// K not multiples of 128; its kernels declare and take the scale pointer,
-// decode with the target's conversion, and (gfx950) keep the loads of a K
-// step in flight; the generic kernel serves the rest; gfx942 and the mma
-// template are refused, naming why.
+// the gemv and the register-streamed mma compile for gfx950 and sm_90, both
+// scale kinds, N and K not multiples of 128; their kernels declare, take and
+// read the scale pointer, decode with the target's conversion, and (gfx950
+// gemv) keep the loads of a K step in flight; the generic kernel serves the
+// rest; gfx942 is refused, naming why.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -174,13 +174,23 @@ TEST_P(Fp8Mma, DecodesIntoFragmentsAtEveryM) {
       expect_takes_the_scales(*compiled);
       EXPECT_TRUE(decodes_e4m3(*compiled));
       EXPECT_EQ(r["kernels"][0].value("scratch_bytes", 0), 0);
+      // The scales are read, not only declared: the 12th argument's load
+      // (LLVM drops it when no code uses the scales).
       if (g.target == Target::kSm90) {
         const std::string ptx = code_text(*compiled);
         EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
         EXPECT_NE(ptx.find("ld.global.v2.b32"), std::string::npos) << "8-byte weight vectors";
+        EXPECT_NE(ptx.find("ld.param.b64 \t"), std::string::npos);
+        EXPECT_NE(ptx.find(symbol + "_param_11]"), std::string::npos) << "the scales are never read";
       } else {
         // (LLVM merges a lane's two adjacent 8-byte vectors into one 16-byte load.)
         EXPECT_GT(histogram_prefix(r, "v_mfma_f32_16x16x32_bf16"), 0);
+        auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
+        ASSERT_TRUE(isa.ok()) << isa.status().to_string();
+        EXPECT_NE(isa->find("s_load_dwordx2"), std::string::npos);
+        EXPECT_NE(isa->find(", 0x58\n"), std::string::npos) << "the scales (kernarg offset 88) are never read";
+        // M >= 32: the K split across workgroups, whose last block scales the sums.
+        if (m >= 32) EXPECT_GT(r["tuning"].value("SPLITS", 0), 1);
       }
     }
 }

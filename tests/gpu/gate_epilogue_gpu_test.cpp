@@ -529,10 +529,15 @@ std::vector<Case> fp8_cases(bool forced_gemv) {
   for (int64_t m : {1, 8}) add(fp8_case(m, 1536, 2064, bf16, sig, b128, spec(m)));
   add(fp8_case(2, 1536, 2064, f16, silu, pc, spec(2)));
   add(fp8_case(3, 1000, 2064, f16, silu, b128, spec(3)));  // partial in N and K
+  // Per-channel scales on the finished sums of the mma: a last piece past N
+  // (N = 1537: its clamped scale column), and a partial last K step.
+  add(fp8_case(4, 1537, 7168, f16, silu, pc, spec(4)));
+  add(fp8_case(8, 1536, 2064, bf16, sig, pc, spec(8)));
   // Fused rounding policy.
   for (int64_t m : {1, 8}) add(fp8_case(m, 1536, 7168, bf16, sig, pc, spec(m), false, 0, fused));
   add(fp8_case(4, 1536, 7168, bf16, sig, b128, spec(4), false, 0, fused));
-  // Dynamic M: the gemv bucket (m_max 16) serves M values with no exact kernel.
+  // Dynamic M: the m_max 16 bucket (the mma's on sm_90, the gemv's forced)
+  // serves M values with no exact kernel.
   add(fp8_case(3, 1536, 7168, bf16, sig, pc, bucket));
   add(fp8_case(7, 1536, 7168, bf16, sig, pc, bucket));
   add(fp8_case(5, 1536, 7168, f16, silu, b128, bucket, true));
