@@ -379,6 +379,18 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
     t.ksplit = amd_eight_waves ? 8 : 16;
     t.max_mt = 2;
   }
+  // gfx950 M = 17-128 where the row tiles outnumber the CUs (N > 8192; v58,
+  // the model's choice): the 4-wave blocks of 32-128 hidden rows kept too few
+  // weight bytes in flight or waited on single loads (N = 12288). Blocks of
+  // 16 rows up to M = 32 (grid y 2: M = 32 38.8 -> 31.5 µs predicted), 8
+  // waves a row tile up to M = 64 (33.9 -> 31.9), and twice the register
+  // budget for steps in flight up to M = 128 (38.2 -> 34.9). 16-bit weights
+  // only: the decoded fp8 fragments then need more registers than a SIMD's
+  // placed waves have (occupancy gate; M = 32 16.7 -> 17.3 µs).
+  const bool amd_wide = target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 128 && !amd_mid &&
+                        c.dtype_weight != DType::kFP8E4M3;
+  if (amd_wide && c.m_max <= 32) t.max_mt = 1;
+  else if (amd_wide && c.m_max <= 64) t.ksplit = 8;
   if (!target_is_amdgpu(c.target)) {
     // sm_90 KSPLIT, measured per grid size (warps per row tile; not a smooth
     // function of N, v11-v15 in docs/perf-notes.md): 24 up to 192 row tiles
@@ -403,7 +415,7 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
   // weight vectors and the live hidden vectors per VECS, 4 registers each,
   // within a budget of 128 (v10: 64 and 192 measured the same).
-  int64_t budget = amd_mid ? 32 : 128;
+  int64_t budget = amd_mid ? 32 : amd_wide && c.m_max > 64 ? 256 : 128;
   apply_tuning_override(overrides, t, budget);
   // A block-scaled weight's step lies in one 128-wide K block (one scale per
   // weight tile and step: weight_fragments_e4m3.mlir).
