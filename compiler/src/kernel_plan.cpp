@@ -546,6 +546,15 @@ void plan_mma(KernelPlan &p) {
   P["SCALE_KB"] = fmt::format("{}", scale_blocks(c.k));
   P["W_ZERO"] = fp8 ? "0" : "0.0";
   set("W_VEC_ALIGN", 8 * dtype_bytes(c.dtype_weight));
+  // sm_90, e4m3: a lane's VECS vectors of a row are one run of 8 VECS bytes
+  // at a 16-byte multiple (K offset 16 t VECS; rows 16-byte aligned), loaded
+  // at once, so a step's weight moves in 16-byte loads like bf16's (v59: the
+  // PTX had kept two 8-byte loads). gfx950's LLVM merges the two into one
+  // dwordx4 already; asking for the run there scheduled worse in the model
+  // (N = 1536 M = 4 3.96 -> 5.40 µs).
+  P["W_RUN_LOAD"] = fp8 && !target_is_amdgpu(c.target) ? "true" : "false";
+  set("W_RUN", 8 * t.vecs);
+  set("W_RUN_ALIGN", std::min<int64_t>(16, 8 * t.vecs * dtype_bytes(c.dtype_weight)));
   p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival"};
   const bool per_channel = c.weight_scale == WeightScale::kPerChannel;
   p.snippets.push_back(per_channel ? "scale_sums_per_channel" : "scale_sums_none");
