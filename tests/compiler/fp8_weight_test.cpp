@@ -79,6 +79,12 @@ std::string group_name(const testing::TestParamInfo<Fp8Group> &info) {
   return s;
 }
 
+// Both targets, both scale kinds.
+const auto kEveryGroup = testing::Values(Fp8Group{Target::kGfx950, WeightScale::kPerChannel},
+                                         Fp8Group{Target::kGfx950, WeightScale::kBlock128},
+                                         Fp8Group{Target::kSm90, WeightScale::kPerChannel},
+                                         Fp8Group{Target::kSm90, WeightScale::kBlock128});
+
 class Fp8Gemv : public testing::TestWithParam<Fp8Group> {};
 
 // M = 1, 4, 16 at the seed shape and at N = 1000, K = 2064 (neither a
@@ -120,12 +126,7 @@ TEST_P(Fp8Gemv, CompilesAtDecodeMForEveryShape) {
   EXPECT_TRUE(decodes_e4m3(*f16));
 }
 
-INSTANTIATE_TEST_SUITE_P(Fp8, Fp8Gemv,
-                         testing::Values(Fp8Group{Target::kGfx950, WeightScale::kPerChannel},
-                                         Fp8Group{Target::kGfx950, WeightScale::kBlock128},
-                                         Fp8Group{Target::kSm90, WeightScale::kPerChannel},
-                                         Fp8Group{Target::kSm90, WeightScale::kBlock128}),
-                         group_name);
+INSTANTIATE_TEST_SUITE_P(Fp8, Fp8Gemv, kEveryGroup, group_name);
 
 // A gemv K-split override (a sweep's gksplit) that would need more than
 // 1024 threads a block halves, as the mma planner's does: the code object
@@ -199,12 +200,7 @@ TEST_P(Fp8Mma, DecodesIntoFragmentsAtEveryM) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fp8, Fp8Mma,
-                         testing::Values(Fp8Group{Target::kGfx950, WeightScale::kPerChannel},
-                                         Fp8Group{Target::kGfx950, WeightScale::kBlock128},
-                                         Fp8Group{Target::kSm90, WeightScale::kPerChannel},
-                                         Fp8Group{Target::kSm90, WeightScale::kBlock128}),
-                         group_name);
+INSTANTIATE_TEST_SUITE_P(Fp8, Fp8Mma, kEveryGroup, group_name);
 
 // A block-scaled step must lie in one 128-wide K block (one scale per tile
 // and step): a VECS override past 4 (KSTEP 256) is halved back to 4.
