@@ -6,7 +6,3 @@
           : (vector<${RT}x${VECS}x8x${T}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>, vector<${TILES}x4xf32>) -> vector<${TILES}x4xf32>
       return %r : vector<${TILES}x4xf32>
     }
-    func.func private @step_scales(%wrow0: index, %k_base: index) -> vector<${RT}xf32> {
-      %none = arith.constant dense<1.0> : vector<${RT}xf32>
-      return %none : vector<${RT}xf32>
-    }

@@ -43,6 +43,16 @@ void set_weight_params(TemplateParams &P, const Contract &c, const std::string &
   P["SCALE_TYPE"] = scaled ? ", " + memref + ", index" : "";
 }
 
+// The weight parameters of the forms that stream a shaped contract's weight
+// (gemv, mma): the scale buffer at the contract's count, the number of
+// 128-wide K blocks of a block-scaled weight, and a zero of the weight's
+// storage type.
+void set_streamed_weight_params(TemplateParams &P, const Contract &c) {
+  set_weight_params(P, c, fmt::format("{}", std::max<int64_t>(1, weight_scale_count(c))));
+  P["SCALE_KB"] = fmt::format("{}", scale_blocks(c.k));
+  P["W_ZERO"] = c.dtype_weight == DType::kFP8E4M3 ? "0" : "0.0";
+}
+
 // The snippets that read the weight: as it is (16-bit), or e4m3 decoded by
 // the target's conversion and multiplied by the scale @scale_index finds.
 std::vector<std::string> weight_snippets(const Contract &c, const char *element_snippet) {
@@ -207,9 +217,7 @@ void plan_gemv(KernelPlan &p) {
   P["PAIRS"] = fmt::format("{}", vec / 2);
   P["QUADS"] = fmt::format("{}", vec / 4);
   P["T_DOT"] = c.dtype_weight == DType::kFP8E4M3 ? "f32" : mlir_type(c.dtype_weight);
-  P["W_ZERO"] = c.dtype_weight == DType::kFP8E4M3 ? "0" : "0.0";  // a zero of the weight's storage type
-  set_weight_params(P, c, fmt::format("{}", std::max<int64_t>(1, weight_scale_count(c))));
-  P["SCALE_KB"] = fmt::format("{}", scale_blocks(c.k));  // 128-wide K blocks of a block-scaled weight
+  set_streamed_weight_params(P, c);
   P["ACC"] = fmt::format("{}", acc);
   P["OWN_SLOTS"] = fmt::format("{}", (acc + wave - 1) / wave);
   P["PART"] = fmt::format("{}", part);
@@ -542,9 +550,7 @@ void plan_mma(KernelPlan &p) {
   // loaded, or e4m3 decoded to the hidden's type, block scales per step)
   // and the epilogue's @scale_sums (per-channel scales on the sums).
   const bool fp8 = c.dtype_weight == DType::kFP8E4M3;
-  set_weight_params(P, c, fmt::format("{}", std::max<int64_t>(1, weight_scale_count(c))));
-  P["SCALE_KB"] = fmt::format("{}", scale_blocks(c.k));
-  P["W_ZERO"] = fp8 ? "0" : "0.0";
+  set_streamed_weight_params(P, c);
   set("W_VEC_ALIGN", 8 * dtype_bytes(c.dtype_weight));
   // sm_90, e4m3: a lane's VECS vectors of a row are one run of 8 VECS bytes
   // at a 16-byte multiple (K offset 16 t VECS; rows 16-byte aligned), loaded
@@ -558,6 +564,7 @@ void plan_mma(KernelPlan &p) {
   p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival"};
   const bool per_channel = c.weight_scale == WeightScale::kPerChannel;
   p.snippets.push_back(per_channel ? "scale_sums_per_channel" : "scale_sums_none");
+  if (c.weight_scale != WeightScale::kBlock128) p.snippets.push_back("step_scales_none");
   if (!fp8) p.snippets.push_back("weight_fragments_plain");
   else
     p.snippets.insert(p.snippets.end(), {"weight_fragments_e4m3",
