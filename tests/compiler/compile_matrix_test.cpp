@@ -156,12 +156,15 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   // rows (tiled sm_90: 32 up to M = 32 (mma.sync), then a warpgroup's 64, two
   // warpgroups' 128 above M = 1024; register-streamed: 128, or 32 on sm_90
   // above M = 32; on gfx950 32 at M = 17-256 where the row tiles of 32
-  // columns do not outnumber the 256 CUs (v43, v48)), or a single one.
+  // columns do not outnumber the 256 CUs (v43, v48), 16 at M = 17-32 where
+  // they do (v58)), or a single one.
   const int64_t amd_row_tiles = (p.shape.n + 31) / 32;
   const bool gfx950_mid = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 256 && amd_row_tiles <= 256;
+  const bool gfx950_wide = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 32 && amd_row_tiles > 256;
   const int64_t mma_rows = tiled                                          ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
                            : p.target == Target::kSm90 && m_launch > 32 ? 32
                            : gfx950_mid                                   ? 32
+                           : gfx950_wide                                  ? 16
                                                                           : 128;
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
                                  : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
