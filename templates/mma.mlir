@@ -465,8 +465,6 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c16 = arith.constant 16 : index
-      %ksplit = arith.constant ${KSPLIT_ALL} : index
-      %kstep = arith.constant ${KSTEP} : index
       %s_all = arith.constant ${S_ALL} : index
       %rt = arith.constant ${RT} : index
       %mt = arith.constant ${MT} : index
@@ -483,8 +481,7 @@ module attributes {gpu.container_module} {
       %run_load = arith.constant ${W_RUN_LOAD}
       %wzero = arith.constant dense<${W_ZERO}> : vector<${RT}x${VECS}x8x${T_WEIGHT}>
       %hzero = arith.constant dense<0.0> : vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
-      %js = arith.muli %j, %ksplit : index
-      %s = arith.addi %js, %kp : index
+      %s = func.call @step_index(%kp, %j) : (index, index) -> index
       %k_base = func.call @step_k_base(%kp, %j) : (index, index) -> index
       %k_lane = func.call @lane_k(%lane) : (index) -> index
       %vecs = arith.constant ${VECS} : index
@@ -563,13 +560,17 @@ module attributes {gpu.container_module} {
       return %ws, %hs : vector<${RT}x${VECS}x8x${T_WEIGHT}>, vector<${MT}x${VECS}x${H_LOADS}x8x${T}>
     }
 
-    // The first K element of step j of K slice kp (the slices interleave:
-    // step j * KSPLIT_ALL + kp of the S_ALL steps).
-    func.func private @step_k_base(%kp: index, %j: index) -> index {
+    // Step j of K slice kp among the S_ALL steps (the slices interleave:
+    // step j * KSPLIT_ALL + kp), and its first K element.
+    func.func private @step_index(%kp: index, %j: index) -> index {
       %ksplit = arith.constant ${KSPLIT_ALL} : index
-      %kstep = arith.constant ${KSTEP} : index
       %js = arith.muli %j, %ksplit : index
       %s = arith.addi %js, %kp : index
+      return %s : index
+    }
+    func.func private @step_k_base(%kp: index, %j: index) -> index {
+      %kstep = arith.constant ${KSTEP} : index
+      %s = func.call @step_index(%kp, %j) : (index, index) -> index
       %k = arith.muli %s, %kstep : index
       return %k : index
     }

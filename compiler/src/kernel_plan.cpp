@@ -53,13 +53,16 @@ void set_streamed_weight_params(TemplateParams &P, const Contract &c) {
   P["W_ZERO"] = c.dtype_weight == DType::kFP8E4M3 ? "0" : "0.0";
 }
 
+// The target's exact e4m3 conversion (@decode_e4m3x4).
+const char *decode_e4m3_snippet(Target t) { return target_is_amdgpu(t) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"; }
+
 // The snippets that read the weight: as it is (16-bit), or e4m3 decoded by
 // the target's conversion and multiplied by the scale @scale_index finds.
 std::vector<std::string> weight_snippets(const Contract &c, const char *element_snippet) {
   const std::string base = element_snippet;
   if (c.weight_scale == WeightScale::kNone) return {base + "_plain"};
   return {base + "_e4m3", c.weight_scale == WeightScale::kPerChannel ? "scale_index_per_channel" : "scale_index_block128",
-          target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"};
+          decode_e4m3_snippet(c.target)};
 }
 
 // Column groups per workgroup for gemv: 4 (4 waves of 64 = the seed kernel's
@@ -172,7 +175,6 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
   P["WIDE_PATH"] = target_info(c.target).unaligned_global_vectors ? "false" : "true";
   P["PIECES_WHOLE"] = c.n % vw == 0 ? "true" : "false";
 }
-
 
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
@@ -569,7 +571,7 @@ void plan_mma(KernelPlan &p) {
   else
     p.snippets.insert(p.snippets.end(), {"weight_fragments_e4m3",
                                          per_channel ? "accumulate_per_channel" : "accumulate_block128",
-                                         target_is_amdgpu(c.target) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"});
+                                         decode_e4m3_snippet(c.target)});
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS"};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
              .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
