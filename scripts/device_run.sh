@@ -91,7 +91,8 @@ fi
 # without the Python suites (together they outgrew one 600 s device call).
 if [ "$WHAT" = tests ] || [ "$WHAT" = all ] || [ "$WHAT" = gpu ]; then
   step "GPU suite"
-  ./$BUILD/tests/gpu_tests 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |^\[==========\]|summary|wrong-variant|Failure|error" | head -60
+  # GPU_FILTER (a gtest filter) narrows the suite, e.g. to '*Fp8*'.
+  ./$BUILD/tests/gpu_tests --gtest_filter="${GPU_FILTER:-*}" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |^\[==========\]|summary|wrong-variant|Failure|error" | head -60
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   step "runtime suite (host tests, here too)"
   ./$BUILD/tests/runtime_tests > "$OUT/runtime_tests.log" 2>&1 || status=1

@@ -421,6 +421,14 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
       t.max_mt = 2;
       t.ksplit = std::min<int64_t>(t.ksplit, c.m_max <= 64 ? 8 : 4);
     }
+    // e4m3 with 128 x 128 block scales (v61, N = 1536, swept twice): each
+    // step folds its products in with its tiles' scales, so fewer, longer
+    // steps up to M = 8 (VECS 4, KSPLIT 12: M = 4 10.1 -> 7.9 µs, M = 8
+    // 10.3 -> 8.7) and twice the warps above M = 32 (KSPLIT 16: M = 64 22.5
+    // -> 18.3, M = 128 41.9 -> 27.3). Per-channel scales lose with either
+    // (M = 4 7.2 -> 7.9; M = 128 25.2 -> 31.4) and keep the bf16 rows.
+    if (c.weight_scale == WeightScale::kBlock128 && c.m_max <= 8) t.vecs = 4, t.ksplit = 12;
+    if (c.weight_scale == WeightScale::kBlock128 && c.m_max > 32) t.ksplit = 16;
   }
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
   // weight vectors and the live hidden vectors per VECS, 4 registers each,
