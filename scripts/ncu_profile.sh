@@ -2,8 +2,11 @@
 # Run ON THE GPU MACHINE after scripts/device_run.sh has built the runtime:
 # one launch of each given kernel under Nsight Compute, printing where its
 # warps stall, how busy L2 and DRAM are and how long the SMs were active.
-#   scripts/ncu_profile.sh NAME:BUNDLE:M [NAME:BUNDLE:M ...]
-# (bench/profile_one.py makes the launches; N = 1536, K = 7168, bf16.)
+#   scripts/ncu_profile.sh NAME:BUNDLE:M[:FP8] [NAME:BUNDLE:M[:FP8] ...]
+# (bench/profile_one.py makes the launches; N = 1536, K = 7168, bf16; FP8
+# per_channel or block128: an e4m3 weight with those scales). NCU_SECTIONS
+# ("SpeedOfLight ComputeWorkloadAnalysis ...") prints those sections whole
+# instead of the metric list.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 METRICS=$(echo "
@@ -32,9 +35,17 @@ METRICS=$(echo "
   gpu__time_duration.sum" | xargs | tr ' ' ',')
 export GATEJIT_LIBRARY=$PWD/build-device/runtime/libgatejit.so GATEJIT_DISABLE_JIT=1
 for spec in "$@"; do
-  IFS=: read -r name bundle m <<< "$spec"
-  echo "== $name M=$m"
+  IFS=: read -r name bundle m fp8 <<< "$spec"
+  echo "== $name M=$m ${fp8:-bf16}"
+  args=(python3 bench/profile_one.py --m "$m" ${fp8:+--fp8 "$fp8"})
+  if [ -n "${NCU_SECTIONS:-}" ]; then
+    sections=()
+    for s in $NCU_SECTIONS; do sections+=(--section "$s"); done
+    GATEJIT_BUNDLE_PATH=$bundle timeout 120 /usr/local/cuda/bin/ncu --kernel-name regex:gatejit --launch-skip 3 \
+      --launch-count 1 "${sections[@]}" "${args[@]}" 2>&1 | grep -vE "^==PROF==|^\s*$|^\s*-{5}"
+    continue
+  fi
   GATEJIT_BUNDLE_PATH=$bundle timeout 120 /usr/local/cuda/bin/ncu --kernel-name regex:gatejit --launch-skip 3 \
-    --launch-count 1 --metrics "$METRICS" python3 bench/profile_one.py --m "$m" 2>&1 |
+    --launch-count 1 --metrics "$METRICS" "${args[@]}" 2>&1 |
     grep -E "^\s+(smsp|lts|dram|sm__|gpc|launch__|gpu__)" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
 done
