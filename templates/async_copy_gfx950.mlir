@@ -41,15 +41,28 @@
     }
     // Returns once stage i (of ntiles) has landed: at most PENDING (=
     // (STAGES - 2) x this thread's loads per stage) loads in flight, or none
-    // in the last STAGES - 2 tiles, after which fewer stages were issued.
+    // in the last STAGES - 2 tiles, after which fewer stages were issued
+    // (REFILL_ALWAYS: as many were, and PENDING holds to the end).
     func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index) {
       %younger = arith.constant ${STAGES_PENDING} : index
       %younger_end = arith.addi %i, %younger : index
-      %tail = arith.cmpi uge, %younger_end, %ntiles : index
+      %always = arith.constant ${REFILL_ALWAYS}
+      %true_w = arith.constant true
+      %past = arith.cmpi uge, %younger_end, %ntiles : index
+      %uneven = arith.xori %always, %true_w : i1
+      %tail = arith.andi %past, %uneven : i1
       scf.if %tail {
         amdgpu.memory_counter_wait load(0)
       } else {
         amdgpu.memory_counter_wait load(${PENDING})
+      }
+      return
+    }
+    // Every copy landed (REFILL_ALWAYS: the repeated last tiles too).
+    func.func private @copies_done() {
+      %always = arith.constant ${REFILL_ALWAYS}
+      scf.if %always {
+        amdgpu.memory_counter_wait load(0)
       }
       return
     }

@@ -42,6 +42,15 @@
       nvvm.cp.async.wait.group ${PENDING}
       return
     }
+    // Every copy group landed (REFILL_ALWAYS: the repeated last tiles too;
+    // otherwise the groups past the range were empty).
+    func.func private @copies_done() {
+      %always = arith.constant ${REFILL_ALWAYS}
+      scf.if %always {
+        nvvm.cp.async.wait.group 0
+      }
+      return
+    }
     func.func private @fence_device() {
       llvm.fence syncscope("device") acq_rel
       return

@@ -49,6 +49,8 @@
 //   ${H_LOADS} ${H_STRIDE} (from the fragment snippet) ${VECS} (= 2: chunks per
 //   lane and row in a 64-K part, as @mma_tiles takes them)
 //   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
+//   ${REFILL_ALWAYS} (a refill copy every tile, the last tile again past
+//   the end: no branch before the reads; gfx950)
 //   ${STAGES} ${STAGES_AHEAD} (tiles in flight ahead: STAGES - 1; wgmma with
 //   cp.async STAGES - 2; TMA STAGES - WGMMA_PENDING)
 //   ${STAGES_PENDING} (= STAGES_AHEAD - 1) and ${PENDING} (what the target's wait
@@ -166,12 +168,21 @@ ${COPY_SOURCES}
       // Prologue: the first STAGES_AHEAD tiles in flight, one copy group each
       // (on sm_90 empty groups past the range keep the group count uniform;
       // gfx950 counts loads and waits for all of them in the tail).
-      scf.for %p = %c0 to %ahead step %c1 {
+      // (REFILL_ALWAYS: every prologue copy is issued, past the last tile
+      // with the last tile again, so each tile's wait finds the same count
+      // of copies in flight behind it.)
+      %always_p = arith.constant ${REFILL_ALWAYS}
+      %ntiles_last = arith.subi %ntiles, %c1 : index
+      scf.for %p0 = %c0 to %ahead step %c1 {
+        // (Always true then, but not folded here: a call left directly in
+        // the kernel's body would not be inlined.)
+        %p_last = arith.minui %p0, %ntiles_last : index
+        %p = arith.select %always_p, %p_last, %p0 : index
         %have = arith.cmpi ult, %p, %ntiles : index
         scf.if %have {
           %p_s = arith.muli %p, %splits : index
           %kt = arith.addi %bz, %p_s : index
-          %pick = arith.addi %p, %c0 : index
+          %pick = arith.addi %p0, %c0 : index
 ${PICK_STAGE}
           func.call @stage_copy(%w_src, %h_src, %bars, %pick, %stage, %kt, %n0, %m0, %tid, %mlast)
               : (${COPY_SRC}, ${COPY_SRC}, i64, index, ${STAGE_MEMREF}, index, index, index, index, index) -> ()
@@ -211,12 +222,21 @@ ${PICK_STAGE}
             func.call @stage_barrier() : () -> ()
             %next = arith.addi %i, %ahead : index
             %have = arith.cmpi ult, %next, %ntiles : index
-            %next_s = arith.muli %next, %splits : index
+            // REFILL_ALWAYS: past the last tile the refill copies this
+            // block's last tile again into the slot just consumed (never read
+            // again), so no branch joins before the next reads: on gfx950 the
+            // join made the backend wait for every LDS-DMA load in flight
+            // (s_waitcnt vmcnt(0)) before each tile's reads.
+            %always = arith.constant ${REFILL_ALWAYS}
+            %next_last = arith.minui %next, %ntiles_last : index
+            %next_in = arith.select %always, %next_last, %next : index
+            %next_s = arith.muli %next_in, %splits : index
             %kt_next = arith.addi %bz, %next_s : index
             %slot_ahead = arith.addi %slot, %ahead : index
             %pick_next = arith.remui %slot_ahead, %stages : index
             %early = arith.constant ${REFILL_EARLY}
-            %have_early = arith.andi %have, %early : i1
+            %refill = arith.ori %have, %always : i1
+            %have_early = arith.andi %refill, %early : i1
             scf.if %have_early {
               %pick = arith.addi %pick_next, %c0 : index
 ${PICK_STAGE}
@@ -237,7 +257,7 @@ ${PICK_STAGE}
               scf.yield %a_sub : ${ACC}
             }
             %late = arith.xori %early, %true : i1
-            %have_late = arith.andi %have, %late : i1
+            %have_late = arith.andi %refill, %late : i1
             scf.if %have_late {
               %pick = arith.addi %pick_next, %c0 : index
 ${PICK_STAGE}
@@ -253,6 +273,10 @@ ${PICK_STAGE}
         scf.yield %a_ring : ${ACC}
       }
       %acc = func.call @acc_end(%acc_k) : (${ACC}) -> vector<${TILES}x4xf32>
+      // REFILL_ALWAYS: the last STAGES_AHEAD copies repeated the last tile
+      // and may still be landing; they finish before the workgroup memory
+      // is reused (the K-split flag, the staged epilogue) or released.
+      func.call @copies_done() : () -> ()
 
       // K split across blocks: the last block of a tile to arrive finishes it.
       %split_k = arith.constant ${SPLIT_K}

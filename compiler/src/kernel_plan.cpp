@@ -956,6 +956,14 @@ void plan_mma_tiled(KernelPlan &p) {
   set("COUNTERS_AFTER_BARRIERS", t.stages * kMbarrierBytes);
   set("WARPGROUPS", t.waves / 4);
   P["REFILL_EARLY"] = t.tma ? "false" : "true";
+  // gfx950 refills a slot every tile, past the end with the last tile again
+  // (v63): a refill under a branch made the backend wait for every LDS-DMA
+  // load in flight before each tile's reads, and the stages never overlapped.
+  // sm_90 counts copy groups and keeps the branch; `refill=0|1` overrides
+  // (not with TMA, whose repeated copies nothing would wait for).
+  const auto refill = p.tuning.keys.find("refill");
+  const bool refill_always = !t.tma && (refill != p.tuning.keys.end() ? refill->second != 0 : amd);
+  P["REFILL_ALWAYS"] = refill_always ? "true" : "false";
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
     P["COPY_SRC"] = "!llvm.ptr";
