@@ -427,8 +427,10 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
     // 10.3 -> 8.7) and twice the warps above M = 32 (KSPLIT 16: M = 64 22.5
     // -> 18.3, M = 128 41.9 -> 27.3). Per-channel scales lose with either
     // (M = 4 7.2 -> 7.9; M = 128 25.2 -> 31.4) and keep the bf16 rows.
-    if (c.weight_scale == WeightScale::kBlock128 && c.m_max <= 8) t.vecs = 4, t.ksplit = 12;
-    if (c.weight_scale == WeightScale::kBlock128 && c.m_max > 32) t.ksplit = 16;
+    // Only where measured: up to 192 row tiles (N <= 1536).
+    const bool fp8_rows = tiles_n <= 192;
+    if (fp8_rows && c.weight_scale == WeightScale::kBlock128 && c.m_max <= 8) t.vecs = 4, t.ksplit = 12;
+    if (fp8_rows && c.weight_scale == WeightScale::kBlock128 && c.m_max > 32) t.ksplit = 16;
   }
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
   // weight vectors and the live hidden vectors per VECS, 4 registers each,
