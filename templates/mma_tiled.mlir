@@ -171,13 +171,13 @@ ${COPY_SOURCES}
       // (REFILL_ALWAYS: every prologue copy is issued, past the last tile
       // with the last tile again, so each tile's wait finds the same count
       // of copies in flight behind it.)
-      %always_p = arith.constant ${REFILL_ALWAYS}
+      %always = arith.constant ${REFILL_ALWAYS}
       %ntiles_last = arith.subi %ntiles, %c1 : index
       scf.for %p0 = %c0 to %ahead step %c1 {
         // (Always true then, but not folded here: a call left directly in
         // the kernel's body would not be inlined.)
         %p_last = arith.minui %p0, %ntiles_last : index
-        %p = arith.select %always_p, %p_last, %p0 : index
+        %p = arith.select %always, %p_last, %p0 : index
         %have = arith.cmpi ult, %p, %ntiles : index
         scf.if %have {
           %p_s = arith.muli %p, %splits : index
@@ -227,7 +227,6 @@ ${PICK_STAGE}
             // again), so no branch joins before the next reads: on gfx950 the
             // join made the backend wait for every LDS-DMA load in flight
             // (s_waitcnt vmcnt(0)) before each tile's reads.
-            %always = arith.constant ${REFILL_ALWAYS}
             %next_last = arith.minui %next, %ntiles_last : index
             %next_in = arith.select %always, %next_last, %next : index
             %next_s = arith.muli %next_in, %splits : index

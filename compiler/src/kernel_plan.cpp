@@ -963,8 +963,7 @@ void plan_mma_tiled(KernelPlan &p) {
   // load in flight before each tile's reads, and the stages never overlapped.
   // sm_90 counts copy groups and keeps the branch; `refill=0|1` overrides
   // (not with TMA, whose repeated copies nothing would wait for).
-  const auto refill = p.tuning.keys.find("refill");
-  const bool refill_always = !t.tma && (refill != p.tuning.keys.end() ? refill->second != 0 : amd);
+  const bool refill_always = !t.tma && (p.tuning.has("refill") ? p.tuning.at("refill") != 0 : amd);
   P["REFILL_ALWAYS"] = refill_always ? "true" : "false";
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
