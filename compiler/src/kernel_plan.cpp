@@ -427,9 +427,14 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
     // 10.3 -> 8.7) and twice the warps above M = 32 (KSPLIT 16: M = 64 22.5
     // -> 18.3, M = 128 41.9 -> 27.3). Per-channel scales lose with either
     // (M = 4 7.2 -> 7.9; M = 128 25.2 -> 31.4) and keep the bf16 rows.
+    // Then (v62, a third sweep): two weight tiles a hidden fragment and 32
+    // warps a row tile, for block128 up to M = 8 (M = 8 8.78 -> 7.92) and
+    // for per-channel at M = 9-16 (M = 16 8.92 -> 7.71). RT 4 lost at
+    // every M (48 row tiles for 132 SMs).
     // Only where measured: up to 192 row tiles (N <= 1536).
     const bool fp8_rows = tiles_n <= 192;
-    if (fp8_rows && c.weight_scale == WeightScale::kBlock128 && c.m_max <= 8) t.vecs = 4, t.ksplit = 12;
+    if (fp8_rows && c.weight_scale == WeightScale::kBlock128 && c.m_max <= 8) t.vecs = 4, t.ksplit = 32, t.rt = 2;
+    if (fp8_rows && c.weight_scale == WeightScale::kPerChannel && c.m_max > 8 && c.m_max <= 16) t.ksplit = 32, t.rt = 2;
     if (fp8_rows && c.weight_scale == WeightScale::kBlock128 && c.m_max > 32) t.ksplit = 16;
   }
   // UNROLL: steps whose loads are in flight together. Registers per step: RT
