@@ -1,5 +1,8 @@
     // The epilogue a piece at a time (gemv and mma): VW consecutive outputs
     // of one row, 16 bytes of 2-byte elements where the block is that wide.
+    // @finish_piece, the entry point that finishes a piece, comes from
+    // finish_piece_store.mlir (out in attn's dtype) or finish_piece_stage.mlir
+    // (an fp8 out: the gated values wait for their group's scale).
     //   ${VW} ${VW_BYTES} ${VW_BYTES_MASK} (VW x element bytes, less 1)
     //   ${WIDE_STRIDES} (whether LDA and LDO keep every row's pieces on VW
     //   elements; known from the contract) ${WIDE_PATH} (false where the
@@ -14,11 +17,11 @@
     // promises the alignment of hidden and weight only, so this is checked
     // at run time, once per thread: a uniform branch, no second kernel.
     func.func private @pieces_aligned(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                                      %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1 {
+                                      %out: memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>) -> i1 {
       %c0 = arith.constant 0 : index
       %mask = arith.constant ${VW_BYTES_MASK} : index
       %a_ptr = memref.extract_aligned_pointer_as_index %attn : memref<${A_SIZE}x${T}, #gpu.address_space<global>> -> index
-      %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T}, #gpu.address_space<global>> -> index
+      %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>> -> index
       %ptrs = arith.ori %a_ptr, %o_ptr : index
       %low = arith.andi %ptrs, %mask : index
       %ptrs_ok = arith.cmpi eq, %low, %c0 : index
@@ -96,48 +99,3 @@
       return %all : vector<${PIECE_SLOTS}x${VW}x${T}>
     }
 
-    // Outputs (row, col .. col + VW - 1) from their fp32 sums and attn values
-    // (@load_piece_attn); col is a multiple of VW, row < M and col < N. One
-    // VW-wide out store where the piece lies wholly inside N and `aligned`;
-    // element by element otherwise.
-    func.func private @finish_piece(%out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
-                                    %dots: vector<${VW}xf32>, %a: vector<${VW}x${T}>,
-                                    %row: index, %col: index, %aligned: i1) {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %vw = arith.constant ${VW} : index
-      %n = arith.constant ${N} : index
-      %ldo = arith.constant ${LDO} : index
-      %o_row = arith.muli %row, %ldo : index
-      %o_idx = arith.addi %o_row, %col : index
-      %end = arith.addi %col, %vw : index
-      %ends_inside = arith.cmpi ule, %end, %n : index
-      %pieces_whole = arith.constant ${PIECES_WHOLE}
-      %whole = arith.ori %ends_inside, %pieces_whole : i1
-      %wide = arith.andi %whole, %aligned : i1
-      %az = arith.constant dense<0.0> : vector<${VW}x${T}>
-      scf.if %wide {
-        %g = scf.for %j = %c0 to %vw step %c1 iter_args(%gv = %az) -> (vector<${VW}x${T}>) {
-          %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
-          %aj = vector.extract %a[%j] : ${T} from vector<${VW}x${T}>
-          %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
-          %gv2 = vector.insert %oj, %gv[%j] : ${T} into vector<${VW}x${T}>
-          scf.yield %gv2 : vector<${VW}x${T}>
-        } {gatejit.unroll}
-        vector.store %g, %out[%o_idx] {alignment = ${VW_BYTES}} : memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}x${T}>
-      } else {
-        scf.for %j = %c0 to %vw step %c1 {
-          %cj = arith.addi %col, %j : index
-          %cj_inside = arith.cmpi ult, %cj, %n : index
-          %cj_ok = arith.ori %cj_inside, %pieces_whole : i1
-          scf.if %cj_ok {
-            %oj_idx = arith.addi %o_idx, %j : index
-            %aj = vector.extract %a[%j] : ${T} from vector<${VW}x${T}>
-            %dj = vector.extract %dots[%j] : f32 from vector<${VW}xf32>
-            %oj = func.call @gate_epilogue(%dj, %aj) : (f32, ${T}) -> ${T}
-            memref.store %oj, %out[%oj_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
-          }
-        } {gatejit.unroll}
-      }
-      return
-    }

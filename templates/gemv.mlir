@@ -52,9 +52,9 @@ module attributes {gpu.container_module} {
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T_HIDDEN}, #gpu.address_space<global>>,
                         %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                         %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                        %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                        %out: memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
-                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM})
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM}${KERNEL_OUT_SCALE_PARAM})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -93,7 +93,7 @@ module attributes {gpu.container_module} {
       // (ATTN_AFTER_LOOP: in flight while the block reduces). Only the
       // thread that loads a piece stores it, so out may still be attn.
       %aligned = func.call @pieces_aligned(%attn, %out)
-          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>) -> i1
       %piece_slots = arith.constant ${PIECE_SLOTS} : index
       %attn_before = arith.constant ${ATTN_BEFORE_LOOP}
       %attn_after = arith.constant ${ATTN_AFTER_LOOP}
@@ -265,10 +265,14 @@ module attributes {gpu.container_module} {
             scf.yield %now : vector<${VW}x${T}>
           }
           func.call @finish_piece(%out, %dots, %a, %row, %col, %aligned)
-              : (memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}xf32>, vector<${VW}x${T}>,
+              : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${VW}xf32>, vector<${VW}x${T}>,
                  index, index, i1) -> ()
         }
       } {gatejit.unroll}
+      // The block's outputs are final, or (an fp8 out) wait for their group.
+      %out_col0 = arith.muli %bid, %block_cols : index
+      func.call @out_groups_done(%out, %tid, %out_col0, %c0, %m_i${OUT_SCALE_ARG})
+          : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
       gpu.return
     }
 

@@ -5,7 +5,10 @@
 // fp32 accumulation, the same epilogue as every other template.
 //
 // Parameters:
-//   ${T}      element type of hidden, attn and out (bf16 | f16 | f32)
+//   ${T}      element type of hidden and attn, and of the gated value (bf16 | f16 | f32)
+//   ${T_OUT}  element type of out (${T}, or i8 for an fp8 out)
+//   ${KERNEL_OUT_SCALE_PARAM} ${OUT_SCALE_ARG} ${OUT_SCALE_TYPE} an fp8 out's
+//             scales (the kernel's last argument; empty otherwise)
 //   ${T_WEIGHT} storage type of the weight (${T}, or i8 for e4m3)
 //   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} S_SIZE
 //             an fp8 weight's scales: the kernel's last argument and how
@@ -18,9 +21,9 @@ module attributes {gpu.container_module} {
     gpu.func @${SYMBOL}(%hidden: memref<${SPAN}x${T}, #gpu.address_space<global>>,
                         %weight: memref<${SPAN}x${T_WEIGHT}, #gpu.address_space<global>>,
                         %attn: memref<${SPAN}x${T}, #gpu.address_space<global>>,
-                        %out: memref<${SPAN}x${T}, #gpu.address_space<global>>,
+                        %out: memref<${SPAN}x${T_OUT}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
-                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM})
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM}${KERNEL_OUT_SCALE_PARAM})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -66,8 +69,14 @@ module attributes {gpu.container_module} {
         %o_idx = arith.addi %o_row, %col : index
         %a = memref.load %attn[%a_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
         %o = func.call @gate_epilogue(%dot, %a) : (f32, ${T}) -> ${T}
-        memref.store %o, %out[%o_idx] : memref<${SPAN}x${T}, #gpu.address_space<global>>
+        func.call @finish_element(%out, %o, %o_idx, %tid)
+            : (memref<${SPAN}x${T_OUT}, #gpu.address_space<global>>, ${T}, index, index) -> ()
       }
+      // Nothing for an out in attn's dtype; an fp8 out's groups (every thread).
+      %ldo_row = arith.muli %m, %ldo : index
+      %o_at = arith.addi %ldo_row, %col : index
+      func.call @finish_elements(%out, %tid, %ok, %o_at, %m, %col, %n_i${OUT_SCALE_ARG})
+          : (memref<${SPAN}x${T_OUT}, #gpu.address_space<global>>, index, i1, index, index, index, index${OUT_SCALE_TYPE}) -> ()
       gpu.return
     }
 

@@ -78,9 +78,9 @@ module attributes {gpu.container_module} {
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
                         %weight: memref<${W_SIZE}x${T_WEIGHT}, #gpu.address_space<global>>,
                         %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                        %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                        %out: memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
-                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM})
+                        %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${KERNEL_SCALE_PARAM}${KERNEL_OUT_SCALE_PARAM})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -129,7 +129,7 @@ module attributes {gpu.container_module} {
       // (ATTN_AFTER_LOOP: in flight while the block reduces). Only without a
       // K split, where the block that loads a piece finishes it.
       %aligned = func.call @pieces_aligned(%attn, %out)
-          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>) -> i1
       %attn_before = arith.constant ${ATTN_BEFORE_LOOP}
       %attn_after = arith.constant ${ATTN_AFTER_LOOP}
       %attn_zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
@@ -246,6 +246,9 @@ module attributes {gpu.container_module} {
       %tile_row = arith.muli %bid_y, %tiles_n : index
       %tile = arith.addi %tile_row, %bid : index
       %split_k = arith.constant ${SPLIT_K}
+      // The block's first output column (@out_groups_done: an fp8 out's group).
+      %block_group0 = arith.muli %bid, %groups : index
+      %out_col0 = arith.muli %block_group0, %w_rows : index
       scf.if %split_k {
         // The blocks of a row tile meet: each stores its sums, the last to
         // arrive adds all SPLITS in split order and finishes the outputs.
@@ -269,10 +272,12 @@ module attributes {gpu.container_module} {
         scf.if %last {
           func.call @fence_device() : () -> ()
           func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
-              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
                  memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
                  index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
           func.call @split_reset(%arrivals, %tile, %tid) : (memref<${WS_TILES}xi32, #gpu.address_space<global>>, index, index) -> ()
+          func.call @out_groups_done(%out, %tid, %out_col0, %mrow0, %m_i${OUT_SCALE_ARG})
+              : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
         }
       } else {
         scf.for %o = %c0 to %own step %c1 {
@@ -286,9 +291,11 @@ module attributes {gpu.container_module} {
         } {gatejit.unroll}
         gpu.barrier
         func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
-            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
                memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
                index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
+        func.call @out_groups_done(%out, %tid, %out_col0, %mrow0, %m_i${OUT_SCALE_ARG})
+            : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
       }
       gpu.return
     }
@@ -383,7 +390,7 @@ module attributes {gpu.container_module} {
     // values were loaded early (ATTN_BEFORE_LOOP / ATTN_AFTER_LOOP) or are
     // loaded here.
     func.func private @finish_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                                     %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                                     %out: memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
                                      %sums: memref<${SUMS}xf32, #gpu.address_space<workgroup>>,
                                      %ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
                                      %tile: index, %tid: index, %bid: index, %mrow0: index, %m_i: index,
@@ -426,7 +433,7 @@ module attributes {gpu.container_module} {
           }
           %scaled = func.call @scale_sums(%dots, %col${SCALE_ARG}) : (vector<${VW}xf32>, index${SCALE_TYPE}) -> vector<${VW}xf32>
           func.call @finish_piece(%out, %scaled, %a, %row, %col, %aligned)
-              : (memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<${VW}xf32>, vector<${VW}x${T}>,
+              : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${VW}xf32>, vector<${VW}x${T}>,
                  index, index, i1) -> ()
         }
       } {gatejit.unroll}

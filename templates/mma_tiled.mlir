@@ -87,7 +87,7 @@ module attributes {gpu.container_module} {
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
                         %weight: memref<${W_SIZE}x${T}, #gpu.address_space<global>>,
                         %attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
-                        %out: memref<${O_SIZE}x${T}, #gpu.address_space<global>>,
+                        %out: memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
                         %m_actual: i64, %n_actual: i64, %k_actual: i64,
                         %ldh_actual: i64, %ldw_actual: i64, %lda_actual: i64, %ldo_actual: i64${COPY_ARGS})
         kernel attributes {known_block_size = array<i32: ${BLOCK}, 1, 1>${KERNEL_ATTRS}} {
@@ -132,7 +132,7 @@ module attributes {gpu.container_module} {
       // loop instead of opening the epilogue (v35). Every piece is read
       // before any out piece is stored at the end, out may be attn.
       %staged = func.call @staged_epilogue_applies(%attn, %out)
-          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T}, #gpu.address_space<global>>) -> i1
+          : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>) -> i1
       %early_c = arith.constant ${EPI_ATTN_EARLY} : i1
       %attn_early_now = arith.andi %staged, %early_c : i1
       %pieces_none = arith.constant dense<0.0> : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
@@ -359,7 +359,7 @@ ${PICK_STAGE}
               } {gatejit.unroll}
               %o_row = arith.muli %row, %ldo_c : index
               %o_idx = arith.addi %o_row, %col : index
-              vector.store %ov, %out[%o_idx] {alignment = 16} : memref<${O_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
+              vector.store %ov, %out[%o_idx] {alignment = 16} : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<8x${T}>
             }
           } {gatejit.unroll}
         } else {
@@ -394,7 +394,7 @@ ${PICK_STAGE}
                 %dot = vector.extract %done#0[%e, %q] : f32 from vector<${TILES}x4xf32>
                 %av = vector.extract %attn_v[%e, %q] : ${T} from vector<${TILES}x4x${T}>
                 %o = func.call @gate_epilogue(%dot, %av) : (f32, ${T}) -> ${T}
-                memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T}, #gpu.address_space<global>>
+                memref.store %o, %out[%o_idx] : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>
               }
             } {gatejit.unroll}
           } {gatejit.unroll}

@@ -53,6 +53,46 @@ void set_streamed_weight_params(TemplateParams &P, const Contract &c) {
   P["W_ZERO"] = c.dtype_weight == DType::kFP8E4M3 ? "0" : "0.0";
 }
 
+// The out's epilogue entry points (templates/finish_piece_*.mlir,
+// out_groups_*.mlir, finish_element_*.mlir): an out in attn's dtype stores
+// each output; an fp8 out stages them and quantises each group of 128
+// columns once it is complete. `block_cols` x `row_block`: the outputs a
+// workgroup of the shaped forms finishes (block_cols divides 128);
+// `threads`: its size. The scales are the kernel's last argument.
+void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t block_cols, int64_t row_block,
+                    int64_t threads) {
+  const Contract &c = p.contract;
+  auto &P = p.params;
+  const bool fp8 = c.fp8_out();
+  const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>", scale_extent);
+  P["T_OUT"] = fp8 ? "i8" : mlir_type(c.dtype());
+  P["OS_SIZE"] = scale_extent;
+  P["KERNEL_OUT_SCALE_PARAM"] = fp8 ? ", %out_scale: " + memref : "";
+  P["OUT_SCALE_PARAM"] = P["KERNEL_OUT_SCALE_PARAM"];
+  P["OUT_SCALE_ARG"] = fp8 ? ", %out_scale" : "";
+  P["OUT_SCALE_TYPE"] = fp8 ? ", " + memref : "";
+  const int64_t wave = target_wave_size(c.target);
+  P["WAVE"] = fmt::format("{}", wave);
+  P["BLOCK_WAVES"] = fmt::format("{}", threads / wave);
+  P["GROUP_WAVES"] = fmt::format("{}", kOutGroup / wave);
+  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
+  if (p.kind == TemplateKind::kGeneric) {
+    p.snippets.push_back(fp8 ? "finish_element_group" : "finish_element_store");
+  } else {
+    p.snippets.push_back(fp8 ? "finish_piece_stage" : "finish_piece_store");
+    p.snippets.push_back(fp8 ? "out_groups_quantise" : "out_groups_none");
+    const int64_t row_blocks = (c.m_max + row_block - 1) / row_block;
+    P["STAGE_SIZE"] = fmt::format("{}", c.m_max * c.n);
+    P["BANDS"] = fmt::format("{}", c.n / kOutGroup);
+    P["OUT_BLOCK_COLS"] = fmt::format("{}", block_cols);
+    P["OUT_ROW_BLOCK"] = fmt::format("{}", row_block);
+    P["GROUP_COUNTERS"] = fmt::format("{}", std::max<int64_t>(1, row_blocks * (c.n / kOutGroup)));
+    P["OUT_WAVES"] = fmt::format("{}", threads / wave);
+    P["OUT_LANE_ELEMS"] = fmt::format("{}", kOutGroup / wave);
+  }
+  if (fp8) p.snippets.push_back("encode_e4m3");
+}
+
 // The target's exact e4m3 conversion (@decode_e4m3x4).
 const char *decode_e4m3_snippet(Target t) { return target_is_amdgpu(t) ? "decode_e4m3_gfx950" : "decode_e4m3_sm90"; }
 
@@ -167,7 +207,7 @@ std::string dot2_snippet(const Contract &c) {
 // What templates/epilogue_pieces.mlir needs: the piece width and whether
 // the strides keep every row's pieces aligned (M = 1 has no second row).
 void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
-  const int64_t eb = dtype_bytes(c.dtype_out);  // the piece's out store
+  const int64_t eb = dtype_bytes(c.dtype());  // the piece's attn load (and out store, but for an fp8 out)
   P["VW"] = fmt::format("{}", vw);
   P["VW_BYTES"] = fmt::format("{}", vw * eb);
   P["VW_BYTES_MASK"] = fmt::format("{}", vw * eb - 1);
@@ -249,6 +289,7 @@ void plan_gemv(KernelPlan &p) {
   P["SUMS"] = fmt::format("{}", c.m_max * block_cols);
   p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none", "epilogue_pieces"};
   for (std::string &name : weight_snippets(c, "weight_pairs")) p.snippets.push_back(std::move(name));
+  set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), block_cols, c.m_max, wave * block_waves);
   p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
   p.facts = {.form = "gemv", .weight_rows_per_block = waves * t.rows, .hidden_rows_per_block = c.m_max};
@@ -587,6 +628,7 @@ void plan_mma(KernelPlan &p) {
     p.snippets.insert(p.snippets.end(), {"weight_fragments_e4m3",
                                          per_channel ? "accumulate_per_channel" : "accumulate_block128",
                                          decode_e4m3_snippet(c.target)});
+  set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), n_per_block, m_block, block);
   p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS"};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
              .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
@@ -668,7 +710,10 @@ struct TiledTuning {
 bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   // The tiled form stages 16-bit tiles; an e4m3 weight takes the
   // register-streamed form, which decodes each lane's fragments.
-  if (!mma_available(c.target) || c.k % kTiledBk != 0 || c.dtype_weight == DType::kFP8E4M3) return false;
+  // An fp8 out's groups are finished by the register-streamed form's
+  // epilogue entry points, which the tiled form does not call.
+  if (!mma_available(c.target) || c.k % kTiledBk != 0 || c.dtype_weight == DType::kFP8E4M3 || c.fp8_out())
+    return false;
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
   // 11.4 us against the register-streamed 12.9 (v25). gfx950 only when
@@ -1009,6 +1054,7 @@ void plan_generic(KernelPlan &p) {
   // K arrives at launch: the kernel computes its 128-wide blocks (%scale_kb).
   set_weight_params(p.params, p.contract, p.params["SPAN"]);
   p.snippets = weight_snippets(p.contract, "weight_element");
+  set_out_params(p, p.params["SPAN"], kGenericBlock, 1, kGenericBlock);
   p.geometry = {uint32_t(kGenericBlock), uint32_t(kGenericBlock), true};
   p.facts = {.form = "generic"};
 }
@@ -1071,14 +1117,18 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning
   p.contract = choice->contract;
   p.tuning = tuning;
   // An fp8 weight and its scale kind are in the name: "gatejit_gemv_bf16_wfp8_e4m3_block128_sigmoid_boundary".
-  const std::string weight = c.dtype_weight == c.dtype_out
+  const std::string weight = c.dtype_weight == c.dtype()
                                  ? std::string()
                                  : fmt::format("_w{}_{}", dtype_name(c.dtype_weight), weight_scale_name(c.weight_scale));
-  p.symbol = fmt::format("gatejit_{}_{}{}_{}_{}", template_name(p.kind), dtype_name(c.dtype_out), weight,
+  // And an fp8 out's: "..._ofp8_e4m3_per_token_group128".
+  const std::string out =
+      c.fp8_out() ? fmt::format("_o{}_{}", dtype_name(c.dtype_out), out_scale_name(c.out_scale)) : std::string();
+  p.symbol = fmt::format("gatejit_{}_{}{}{}_{}_{}", template_name(p.kind), dtype_name(c.dtype()), weight, out,
                          activation_name(c.act), rounding_name(c.rounding));
   p.params["SYMBOL"] = p.symbol;
   p.template_file = template_name(p.kind);
-  p.params["T"] = mlir_type(c.dtype_out);
+  p.params["T"] = mlir_type(c.dtype());
+  p.params["T_OUT"] = mlir_type(c.dtype());  // the shaped forms' set_out_params: i8 for an fp8 out
   switch (p.kind) {
     case TemplateKind::kGemv:
       plan_problem(p);
@@ -1093,7 +1143,13 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning
   }
   plan_occupancy(p, c.m_dynamic ? c.m_max : c.m);
   plan_attn_load(p);
-  p.abi = gate_abi(p.geometry.tensor_maps.any(), c.weight_scale != WeightScale::kNone);
+  if (c.fp8_out() && p.kind != TemplateKind::kGeneric) {
+    const int64_t cols = std::stoll(p.params.at("OUT_BLOCK_COLS"));
+    if (kOutGroup % cols != 0)
+      return internal_error(fmt::format("plan: {} workgroups of {} output columns do not tile the fp8 out's "
+                                        "128-column groups", p.symbol, cols));
+  }
+  p.abi = gate_abi(p.geometry.tensor_maps.any(), c.weight_scale != WeightScale::kNone, c.fp8_out());
   return p;
 }
 
@@ -1103,7 +1159,7 @@ StatusOr<std::string> instantiate(const KernelPlan &plan) {
       std::string("epilogue_") + rounding_name(c.rounding),
       std::string("activation_") + activation_name(c.act),
       "sigmoid",
-      c.dtype_out == DType::kF32 ? "convert_f32" : "convert_narrow",
+      c.dtype() == DType::kF32 ? "convert_f32" : "convert_narrow",
   };
   snippets.insert(snippets.end(), plan.snippets.begin(), plan.snippets.end());
   std::string epilogue;

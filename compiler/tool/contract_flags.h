@@ -30,10 +30,13 @@ struct ContractFlags {
     add_string(app, "--dtype", "dtype", "element type of all four tensors: bf16 | f16 | f32; default bf16");
     for (const char *key : {"dtype_hidden", "dtype_weight", "dtype_attn", "dtype_out"})
       add_string(app, std::string("--") + key, key,
-                 std::string("bf16 | f16 | f32") + (std::string_view(key) == "dtype_weight" ? " | fp8_e4m3" : "") +
+                 std::string("bf16 | f16 | f32") +
+                     (std::string_view(key) == "dtype_weight" || std::string_view(key) == "dtype_out" ? " | fp8_e4m3" : "") +
                      "; default --dtype");
     add_string(app, "--weight_scale,--weight-scale", "weight_scale",
                "scales of an fp8_e4m3 weight: per_channel | block128 (128 x 128 blocks); default none");
+    add_string(app, "--out_scale,--out-scale", "out_scale",
+               "scales of an fp8_e4m3 out, written by the kernel: per_token_group128 ([M, N/128] fp32); default none");
     add_string(app, "--act", "act", "sigmoid | silu; default sigmoid");
     add_string(app, "--rounding", "rounding", "boundary (round at every boundary) | fused; default boundary");
     add_string(app, "--target", "target", target_help());

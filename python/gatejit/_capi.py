@@ -9,10 +9,11 @@ The struct layouts below must match gatejit.h exactly (x86-64 / aarch64 SysV:
 a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
 
     gatejit_tensor_t           40 bytes: data@0 dtype@8 rows@16 cols@24 ld@32
-    gatejit_gate_args_t       232 bytes: struct_size@0 hidden@8 weight@48
+    gatejit_gate_args_t       272 bytes: struct_size@0 hidden@8 weight@48
                                          attn@88 out@128 act@168 rounding@172
                                          device_kind@176 device_ordinal@180
                                          stream@184 weight_scale@192
+                                         out_scale@232
     gatejit_runtime_options_t  40 bytes: struct_size@0 cache_dir@8
                                          disable_cache@16 cache_read_only@20
                                          disable_jit@24 bundle_path@32
@@ -20,8 +21,10 @@ a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
 Both structs begin with ``struct_size`` (API version 2); their constructors
 here set it, and take the other fields positionally as before. API version 3
 appended ``weight_scale`` (the fp32 scales of an fp8 e4m3 weight) to
-gatejit_gate_args_t: this binding passes the version-3 size (232), and leaves
-``weight_scale`` all zero for a bf16 / f16 / f32 weight.
+gatejit_gate_args_t; API version 4 appended ``out_scale`` (the fp32 scales
+the kernel writes for an fp8 e4m3 out, one per row and 128 columns). This
+binding passes the version-4 size (272), and leaves ``weight_scale`` /
+``out_scale`` all zero for a bf16 / f16 / f32 weight / out.
 
 :func:`check_layout` asserts these numbers at load time.
 """
@@ -51,7 +54,7 @@ __all__ = [
 
 # --- enums (values as in gatejit.h) -----------------------------------------
 
-API_VERSION = 3  # GATEJIT_API_VERSION this binding was written against
+API_VERSION = 4  # GATEJIT_API_VERSION this binding was written against
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -150,7 +153,8 @@ class _Sized(ctypes.Structure):
 
 class GateArgs(_Sized):
     """gatejit_gate_args_t: one call's four tensors, activation, rounding, device and stream,
-    and (API version 3) the fp32 scales of an fp8 weight (all zero otherwise)."""
+    (API version 3) the fp32 scales of an fp8 weight and (API version 4) those the kernel
+    writes for an fp8 out (all zero otherwise)."""
 
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -164,6 +168,7 @@ class GateArgs(_Sized):
         ("device_ordinal", ctypes.c_int),
         ("stream", ctypes.c_void_p),
         ("weight_scale", Tensor),
+        ("out_scale", Tensor),
     ]
 
 
@@ -185,7 +190,7 @@ def check_layout() -> None:
     expected = {
         Tensor: (40, {"data": 0, "dtype": 8, "rows": 16, "cols": 24, "ld": 32}),
         GateArgs: (
-            232,
+            272,
             {
                 "struct_size": 0,
                 "hidden": 8,
@@ -198,6 +203,7 @@ def check_layout() -> None:
                 "device_ordinal": 180,
                 "stream": 184,
                 "weight_scale": 192,
+                "out_scale": 232,
             },
         ),
         RuntimeOptions: (

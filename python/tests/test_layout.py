@@ -48,7 +48,7 @@ def _header_text() -> str:
 def test_api_version_matches_the_header():
     found = re.search(r"#define\s+GATEJIT_API_VERSION\s+(\d+)", _header_text())
     assert found, "GATEJIT_API_VERSION not found in gatejit.h"
-    assert int(found.group(1)) == _capi.API_VERSION == 3
+    assert int(found.group(1)) == _capi.API_VERSION == 4
 
 
 def test_enum_values_match_the_header():
@@ -59,18 +59,20 @@ def test_enum_values_match_the_header():
         assert int(found.group(1)) == value, f"{name}: gatejit.h {found.group(1)}, _capi {value}"
 
 
-def test_check_layout_and_v3_args():
-    """The documented layout holds on this platform; GateArgs is the version-3
-    struct (weight_scale last, at 192, 232 bytes) and sets struct_size to it."""
+def test_check_layout_and_v4_args():
+    """The documented layout holds on this platform; GateArgs is the version-4
+    struct (weight_scale at 192, out_scale last at 232, 272 bytes) and sets
+    struct_size to it."""
     _capi.check_layout()
     assert ctypes.sizeof(_capi.Tensor) == 40
-    assert ctypes.sizeof(_capi.GateArgs) == 232
+    assert ctypes.sizeof(_capi.GateArgs) == 272
     assert _capi.GateArgs.weight_scale.offset == 192
-    assert [f[0] for f in _capi.GateArgs._fields_][-2:] == ["stream", "weight_scale"]
+    assert _capi.GateArgs.out_scale.offset == 232
+    assert [f[0] for f in _capi.GateArgs._fields_][-3:] == ["stream", "weight_scale", "out_scale"]
     args = _capi.GateArgs()
-    assert args.struct_size == 232
-    assert (args.weight_scale.data, args.weight_scale.dtype, args.weight_scale.rows, args.weight_scale.cols,
-            args.weight_scale.ld) == (None, 0, 0, 0, 0)  # all zero: a call without scales
+    assert args.struct_size == 272
+    for t in (args.weight_scale, args.out_scale):
+        assert (t.data, t.dtype, t.rows, t.cols, t.ld) == (None, 0, 0, 0, 0)  # all zero: a call without scales
 
 
 def _c_compiler():
@@ -111,4 +113,4 @@ def test_ctypes_structs_match_the_compiled_header(tmp_path):
                 f"{c_name}.{field}: C offset {seen[(c_name, field)]}, ctypes {getattr(struct, field).offset}"
     for name, value in ENUMS.items():
         assert seen[("enum", name)] == value, f"{name}: C {seen[('enum', name)]}, _capi {value}"
-    assert seen[("gatejit_gate_args_t", "sizeof")] == 232
+    assert seen[("gatejit_gate_args_t", "sizeof")] == 272

@@ -92,16 +92,18 @@ gatejit::Status check_struct_size(size_t size, size_t known, const char *field, 
                                    " bytes): the caller was built against a newer gatejit.h");
 }
 
-// API version 2's gatejit_gate_args_t: everything before weight_scale.
+// API version 2's gatejit_gate_args_t: everything before weight_scale;
+// version 3's: everything before out_scale.
 constexpr size_t kGateArgsV2Size = offsetof(gatejit_gate_args_t, weight_scale);
+constexpr size_t kGateArgsV3Size = offsetof(gatejit_gate_args_t, out_scale);
 
-// The caller's arguments as this library's struct: a version-2 caller's
-// smaller struct is copied and the fields it lacks are zero (no weight
+// The caller's arguments as this library's struct: a version-2 or -3
+// caller's smaller struct is copied and the fields it lacks are zero (no weight
 // scales). Nothing past the caller's struct_size is read.
 gatejit::StatusOr<gatejit_gate_args_t> read_args(const gatejit_gate_args_t *args) {
   size_t size;
   std::memcpy(&size, args, sizeof size);
-  if (size != kGateArgsV2Size)
+  if (size != kGateArgsV2Size && size != kGateArgsV3Size)
     GATEJIT_RETURN_IF_ERROR(check_struct_size(size, sizeof(gatejit_gate_args_t), "args.struct_size",
                                               "gatejit_gate_args_t", "GATEJIT_GATE_ARGS_INIT"));
   gatejit_gate_args_t a{};
@@ -115,7 +117,8 @@ gatejit::Status check_args(const gatejit_gate_args_t &a) {
                                                                        {&a.weight, "weight.dtype"},
                                                                        {&a.attn, "attn.dtype"},
                                                                        {&a.out, "out.dtype"},
-                                                                       {&a.weight_scale, "weight_scale.dtype"}};
+                                                                       {&a.weight_scale, "weight_scale.dtype"},
+                                                                       {&a.out_scale, "out_scale.dtype"}};
   for (const auto &[t, name] : tensors)
     GATEJIT_RETURN_IF_ERROR(check_enum(t->dtype, name, {GATEJIT_BF16, GATEJIT_F16, GATEJIT_F32, GATEJIT_FP8_E4M3},
                                        "GATEJIT_BF16 (0), GATEJIT_F16 (1), GATEJIT_F32 (2), GATEJIT_FP8_E4M3 (3)"));

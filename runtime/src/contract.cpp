@@ -53,6 +53,9 @@ const char *weight_scale_name(WeightScale s) {
   }
   return "?";
 }
+const char *out_scale_name(OutScale s) {
+  return s == OutScale::kPerTokenGroup128 ? "per_token_group128" : "none";
+}
 const char *activation_name(Activation a) { return a == Activation::kSigmoid ? "sigmoid" : "silu"; }
 const char *rounding_name(Rounding r) { return r == Rounding::kBoundary ? "boundary" : "fused"; }
 const char *template_name(TemplateKind t) {
@@ -109,13 +112,18 @@ StatusOr<DType> parse_dtype(std::string_view s, std::string_view field) {
   if (s == "f32" || s == "fp32" || s == "float32") return DType::kF32;
   if (s == "fp8_e4m3" || s == "float8_e4m3fn" || s == "e4m3") return DType::kFP8E4M3;
   return invalid_argument(std::string(field) + " = " + quoted(s) +
-                          ": allowed dtypes are bf16, f16, f32, fp8_e4m3 (weight only)");
+                          ": allowed dtypes are bf16, f16, f32, fp8_e4m3 (weight and out only)");
 }
 StatusOr<WeightScale> parse_weight_scale(std::string_view s) {
   if (s == "none") return WeightScale::kNone;
   if (s == "per_channel") return WeightScale::kPerChannel;
   if (s == "block128") return WeightScale::kBlock128;
   return invalid_argument("weight_scale = " + quoted(s) + ": allowed are none, per_channel, block128");
+}
+StatusOr<OutScale> parse_out_scale(std::string_view s) {
+  if (s == "none") return OutScale::kNone;
+  if (s == "per_token_group128") return OutScale::kPerTokenGroup128;
+  return invalid_argument("out_scale = " + quoted(s) + ": allowed are none, per_token_group128");
 }
 StatusOr<Activation> parse_activation(std::string_view s) {
   if (s == "sigmoid") return Activation::kSigmoid;
@@ -150,18 +158,34 @@ Status validate(const Contract &c) {
   }
   GATEJIT_RETURN_IF_ERROR(check_dim("n", c.n));
   GATEJIT_RETURN_IF_ERROR(check_dim("k", c.k));
-  for (const auto &[d, field] : {std::pair{c.dtype_hidden, "dtype_hidden"}, std::pair{c.dtype_attn, "dtype_attn"},
-                                 std::pair{c.dtype_out, "dtype_out"}})
+  for (const auto &[d, field] : {std::pair{c.dtype_hidden, "dtype_hidden"}, std::pair{c.dtype_attn, "dtype_attn"}})
     if (d == DType::kFP8E4M3)
-      return invalid_argument(std::string(field) + " = fp8_e4m3: only the weight may be fp8 (hidden, attn and "
-                              "out are bf16, f16 or f32)");
+      return invalid_argument(std::string(field) + " = fp8_e4m3: only the weight and out may be fp8 (hidden and "
+                              "attn are bf16, f16 or f32)");
   const bool fp8_weight = c.dtype_weight == DType::kFP8E4M3;
-  if (c.dtype_hidden != c.dtype_attn || c.dtype_hidden != c.dtype_out ||
+  const bool fp8_out = c.dtype_out == DType::kFP8E4M3;
+  if (c.dtype_hidden != c.dtype_attn || (!fp8_out && c.dtype_hidden != c.dtype_out) ||
       (!fp8_weight && c.dtype_hidden != c.dtype_weight))
     return invalid_argument(std::string("dtype: mixed dtypes (hidden=") + dtype_name(c.dtype_hidden) +
                             ", weight=" + dtype_name(c.dtype_weight) + ", attn=" +
                             dtype_name(c.dtype_attn) + ", out=" + dtype_name(c.dtype_out) +
-                            "): all four tensors must have the same dtype, except an fp8_e4m3 weight");
+                            "): all four tensors must have the same dtype, except an fp8_e4m3 weight or out");
+  if (fp8_out) {
+    if (c.dtype_attn == DType::kF32)
+      return invalid_argument("dtype_attn = f32: an fp8_e4m3 out takes bf16 or f16 hidden and attn");
+    if (c.out_scale == OutScale::kNone)
+      return invalid_argument("out_scale = none: an fp8_e4m3 out needs its scales (per_token_group128)");
+    if (c.n % kOutGroup != 0)
+      return invalid_argument("n = " + std::to_string(c.n) +
+                              ": out_scale = per_token_group128 needs N a multiple of 128 (whole groups)");
+    if (!target_info(c.target).ocp_fp8)
+      return invalid_argument(std::string("dtype_out = fp8_e4m3: target ") + target_name(c.target) +
+                              " converts only the fnuz fp8 variant (bias 8), not OCP e4m3; gfx950 and sm_90 "
+                              "take it");
+  } else if (c.out_scale != OutScale::kNone) {
+    return invalid_argument(std::string("out_scale = ") + out_scale_name(c.out_scale) +
+                            ": scales go with an fp8_e4m3 out, not " + dtype_name(c.dtype_out));
+  }
   if (fp8_weight) {
     if (c.dtype_hidden == DType::kF32)
       return invalid_argument("dtype_hidden = f32: an fp8_e4m3 weight takes bf16 or f16 hidden, attn and out");
@@ -188,9 +212,9 @@ Status validate(const Contract &c) {
                             ": must be a power of two between the element size (" +
                             std::to_string(eb) + " bytes for " + dtype_name(eb == dtype_bytes(c.dtype_weight) ? c.dtype_weight : c.dtype_hidden) +
                             ") and 256");
-  if (c.template_kind == TemplateKind::kGemv && c.dtype_out == DType::kF32)
+  if (c.template_kind == TemplateKind::kGemv && c.dtype() == DType::kF32)
     return invalid_argument("template = gemv: the gemv template takes bf16 or f16, not f32");
-  if (c.template_kind == TemplateKind::kMma && c.dtype_out == DType::kF32)
+  if (c.template_kind == TemplateKind::kMma && c.dtype() == DType::kF32)
     return invalid_argument("template = mma: the mma template takes bf16 or f16, not f32");
   return Status::Ok();
 }
@@ -213,11 +237,12 @@ std::string canonical_text(const Contract &c) {
   // Plain string building (no iostreams: the runtime is loaded into hosts such
   // as Python processes whose C++ library state it should not depend on).
   std::string s = std::string("gatejit-contract/1 target=") + target_name(c.target) +
-                  " template=" + template_name(c.template_kind) + " dtype=" + dtype_name(c.dtype_out) +
+                  " template=" + template_name(c.template_kind) + " dtype=" + dtype_name(c.dtype()) +
                   " act=" + activation_name(c.act) + " rounding=" + rounding_name(c.rounding);
   // Only where the weight differs: every key from before fp8 stays the same.
-  if (c.dtype_weight != c.dtype_out)
+  if (c.dtype_weight != c.dtype())
     s += std::string(" dtype_weight=") + dtype_name(c.dtype_weight) + " weight_scale=" + weight_scale_name(c.weight_scale);
+  if (c.fp8_out()) s += std::string(" dtype_out=") + dtype_name(c.dtype_out) + " out_scale=" + out_scale_name(c.out_scale);
   // A generic kernel takes the shape at launch: the shape is not part of its key.
   if (c.template_kind != TemplateKind::kGeneric) {
     s += " m=" + (c.m_dynamic ? std::string("dynamic") : std::to_string(c.m)) + " m_max=" + std::to_string(c.m_max) +

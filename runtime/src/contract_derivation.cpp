@@ -81,6 +81,45 @@ StatusOr<WeightScale> weight_scale_of(const gatejit_gate_args_t &a, DType weight
                           "]: allowed are " + allowed());
 }
 
+// The scales an fp8 out's kernel writes: fp32, packed [M, N / 128], 4-byte
+// aligned; and the out itself apart from attn (the kernel writes a group's
+// bytes after other workgroups read their attn). Nothing for another out.
+StatusOr<OutScale> out_scale_of(const gatejit_gate_args_t &a, DType out, int64_t m, int64_t n) {
+  const gatejit_tensor_t &s = a.out_scale;
+  if (out != DType::kFP8E4M3) {
+    if (s.data)
+      return invalid_argument(std::string("out_scale: given for a ") + dtype_name(out) +
+                              " out; scales go with an fp8_e4m3 out only (leave out_scale zeroed)");
+    return OutScale::kNone;
+  }
+  if (n % kOutGroup != 0)
+    return invalid_argument("out.cols = " + std::to_string(n) +
+                            ": an fp8_e4m3 out is quantised in groups of 128 columns (N a multiple of 128)");
+  const std::string shape = "[M, N / 128] = [" + std::to_string(m) + ", " + std::to_string(n / kOutGroup) + "]";
+  if (!s.data) return invalid_argument("out_scale.data is NULL: an fp8_e4m3 out needs fp32 scales " + shape);
+  if (s.dtype != GATEJIT_F32)
+    return invalid_argument("out_scale.dtype = " + std::to_string(int(s.dtype)) + ": scales are GATEJIT_F32");
+  if (s.rows != m || s.cols != n / kOutGroup)
+    return invalid_argument("out_scale shape [" + std::to_string(s.rows) + ", " + std::to_string(s.cols) +
+                            "]: must be " + shape);
+  if (s.ld != s.cols)
+    return invalid_argument("out_scale.ld = " + std::to_string(s.ld) + ": scales are packed (ld = cols = " +
+                            std::to_string(s.cols) + ")");
+  if (reinterpret_cast<uintptr_t>(s.data) % 4 != 0) return invalid_argument("out_scale.data is not 4-byte aligned");
+  const auto span = [](const gatejit_tensor_t &t, int64_t eb) {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
+    return std::pair{begin, begin + uintptr_t(((t.rows - 1) * t.ld + t.cols) * eb)};
+  };
+  const auto [o0, o1] = span(a.out, 1);
+  const auto [a0, a1] = span(a.attn, a.attn.dtype == GATEJIT_F32 ? 4 : 2);
+  const auto [s0, s1] = span(s, 4);
+  if (o0 < a1 && a0 < o1)
+    return invalid_argument("out: an fp8_e4m3 out may not overlap attn (in place is for a bf16 / f16 out)");
+  if (s0 < a1 && a0 < s1) return invalid_argument("out_scale: may not overlap attn");
+  if (s0 < o1 && o0 < s1) return invalid_argument("out_scale: may not overlap out");
+  return OutScale::kPerTokenGroup128;
+}
+
 }  // namespace
 
 // Only hidden and weight are read in vectors; attn and out are read and
@@ -122,6 +161,9 @@ StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) 
   auto scale = weight_scale_of(a, c.dtype_weight, n, k);
   if (!scale.ok()) return scale.status();
   c.weight_scale = *scale;
+  auto out_scale = out_scale_of(a, c.dtype_out, m, n);
+  if (!out_scale.ok()) return out_scale.status();
+  c.out_scale = *out_scale;
   c.ld_hidden = a.hidden.ld;
   c.ld_weight = a.weight.ld;
   c.ld_attn = a.attn.ld;

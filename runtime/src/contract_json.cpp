@@ -55,14 +55,14 @@ Status get_enum(const nlohmann::json &j, const char *key, T &out, Parse parse) {
 StatusOr<Contract> contract_from_json(const nlohmann::json &j) {
   static const std::set<std::string> kKeys = {
       "target", "m", "m_max", "n", "k", "dtype", "dtype_hidden", "dtype_weight", "dtype_attn",
-      "dtype_out", "weight_scale", "ld_hidden", "ld_weight", "ld_attn", "ld_out", "align", "act", "rounding",
+      "dtype_out", "weight_scale", "out_scale", "ld_hidden", "ld_weight", "ld_attn", "ld_out", "align", "act", "rounding",
       "template"};
   if (!j.is_object()) return invalid_argument("contract: expected a JSON object, got " + describe_json(j));
   for (const auto &[key, value] : j.items())
     if (!kKeys.count(key))
       return invalid_argument("contract key " + quote_input(key) +
                               " is unknown: allowed keys are target, m, m_max, n, k, dtype, dtype_hidden, "
-                              "dtype_weight, dtype_attn, dtype_out, weight_scale, ld_hidden, ld_weight, ld_attn, ld_out, "
+                              "dtype_weight, dtype_attn, dtype_out, weight_scale, out_scale, ld_hidden, ld_weight, ld_attn, ld_out, "
                               "align, act, rounding, template");
   Contract c;
   GATEJIT_RETURN_IF_ERROR(get_enum(j, "target", c.target, parse_target));
@@ -85,6 +85,7 @@ StatusOr<Contract> contract_from_json(const nlohmann::json &j) {
   GATEJIT_RETURN_IF_ERROR(get_enum(j, "dtype_attn", c.dtype_attn, [](std::string_view s) { return parse_dtype(s, "dtype_attn"); }));
   GATEJIT_RETURN_IF_ERROR(get_enum(j, "dtype_out", c.dtype_out, [](std::string_view s) { return parse_dtype(s, "dtype_out"); }));
   GATEJIT_RETURN_IF_ERROR(get_enum(j, "weight_scale", c.weight_scale, parse_weight_scale));
+  GATEJIT_RETURN_IF_ERROR(get_enum(j, "out_scale", c.out_scale, parse_out_scale));
   GATEJIT_RETURN_IF_ERROR(get_int(j, "ld_hidden", c.ld_hidden));
   GATEJIT_RETURN_IF_ERROR(get_int(j, "ld_weight", c.ld_weight));
   GATEJIT_RETURN_IF_ERROR(get_int(j, "ld_attn", c.ld_attn));
@@ -107,15 +108,19 @@ StatusOr<Contract> contract_from_json_text(std::string_view text) {
 
 nlohmann::json contract_to_json(const Contract &c) {
   nlohmann::json j = {
-      {"target", target_name(c.target)}, {"n", c.n}, {"k", c.k}, {"dtype", dtype_name(c.dtype_out)},
+      {"target", target_name(c.target)}, {"n", c.n}, {"k", c.k}, {"dtype", dtype_name(c.dtype())},
       {"ld_hidden", c.ld_hidden}, {"ld_weight", c.ld_weight}, {"ld_attn", c.ld_attn}, {"ld_out", c.ld_out},
       {"align", c.align}, {"act", activation_name(c.act)}, {"rounding", rounding_name(c.rounding)},
       {"template", template_name(c.template_kind)}, {"m_max", c.m_max}};
   if (c.m_dynamic) j["m"] = "dynamic";
   else j["m"] = c.m;
-  if (c.dtype_weight != c.dtype_out) {
+  if (c.dtype_weight != c.dtype()) {
     j["dtype_weight"] = dtype_name(c.dtype_weight);
     j["weight_scale"] = weight_scale_name(c.weight_scale);
+  }
+  if (c.fp8_out()) {
+    j["dtype_out"] = dtype_name(c.dtype_out);
+    j["out_scale"] = out_scale_name(c.out_scale);
   }
   return j;
 }

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::array<std::pair<AbiArgKind, const char *>, 3> kKinds = {
     {{AbiArgKind::kPointer, "pointer"}, {AbiArgKind::kScalar, "scalar"}, {AbiArgKind::kTensorMap, "tensor_map"}}};
-constexpr std::array<std::pair<AbiValue, const char *>, 12> kValues = {{{AbiValue::kHidden, "hidden"},
+constexpr std::array<std::pair<AbiValue, const char *>, 13> kValues = {{{AbiValue::kHidden, "hidden"},
                                                                         {AbiValue::kWeight, "weight"},
                                                                         {AbiValue::kAttn, "attn"},
                                                                         {AbiValue::kOut, "out"},
@@ -20,11 +20,12 @@ constexpr std::array<std::pair<AbiValue, const char *>, 12> kValues = {{{AbiValu
                                                                         {AbiValue::kLdWeight, "ld_weight"},
                                                                         {AbiValue::kLdAttn, "ld_attn"},
                                                                         {AbiValue::kLdOut, "ld_out"},
-                                                                        {AbiValue::kWeightScale, "weight_scale"}}};
+                                                                        {AbiValue::kWeightScale, "weight_scale"},
+                                                                        {AbiValue::kOutScale, "out_scale"}}};
 
 bool is_tensor(AbiValue v) {
   return v == AbiValue::kHidden || v == AbiValue::kWeight || v == AbiValue::kAttn || v == AbiValue::kOut ||
-         v == AbiValue::kWeightScale;
+         v == AbiValue::kWeightScale || v == AbiValue::kOutScale;
 }
 
 std::string entry_name(size_t i, const AbiArg &a) {
@@ -56,7 +57,7 @@ StatusOr<AbiValue> parse_abi_value(std::string_view s) {
     if (s == name) return value;
   return invalid_argument("abi value '" + std::string(s) +
                           "': allowed are hidden, weight, attn, out, m, n, k, ld_hidden, ld_weight, ld_attn, ld_out, "
-                          "weight_scale");
+                          "weight_scale, out_scale");
 }
 
 size_t abi_arg_bytes(AbiArgKind k) { return k == AbiArgKind::kTensorMap ? 128 : 8; }
@@ -73,9 +74,10 @@ std::vector<AbiArg> classic_abi(bool tensor_maps) {
   return args;
 }
 
-std::vector<AbiArg> gate_abi(bool tensor_maps, bool weight_scale) {
+std::vector<AbiArg> gate_abi(bool tensor_maps, bool weight_scale, bool out_scale) {
   std::vector<AbiArg> args = classic_abi(tensor_maps);
   if (weight_scale) args.push_back({AbiArgKind::kPointer, AbiValue::kWeightScale});
+  if (out_scale) args.push_back({AbiArgKind::kPointer, AbiValue::kOutScale});
   return args;
 }
 
@@ -91,7 +93,7 @@ Status validate_abi(const std::vector<AbiArg> &args, bool tensor_maps_allowed) {
       return invalid_argument(entry_name(i, a) + ": a scalar is a size or a leading dimension, not a tensor");
     if (a.kind != AbiArgKind::kScalar && !tensor)
       return invalid_argument(entry_name(i, a) +
-                              ": pointers and tensor maps are of tensors (hidden, weight, attn, out, weight_scale)");
+                              ": pointers and tensor maps are of tensors (hidden, weight, attn, out, weight_scale, out_scale)");
     if (a.kind == AbiArgKind::kTensorMap) {
       if (!tensor_maps_allowed)
         return invalid_argument(entry_name(i, a) + ": only CUDA kernels with tensor map boxes take tensor maps");

@@ -12,6 +12,7 @@ void *tensor_slot(AbiValue v, LaunchValues &x) {
     case AbiValue::kAttn: return &x.attn;
     case AbiValue::kOut: return &x.out;
     case AbiValue::kWeightScale: return &x.weight_scale;
+    case AbiValue::kOutScale: return &x.out_scale;
     default: return nullptr;
   }
 }

@@ -20,6 +20,7 @@ struct LaunchValues {
   int64_t ld_hidden = 0, ld_weight = 0, ld_attn = 0, ld_out = 0;
   TensorMap hidden_map{}, weight_map{};
   void *weight_scale = nullptr;
+  void *out_scale = nullptr;
 };
 
 // One pointer per declared argument, into `values` (which must outlive the

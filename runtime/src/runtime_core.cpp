@@ -79,7 +79,7 @@ size_t RuntimeCore::CallKeyHash::operator()(const CallKey &k) const {
   // Contract is plain data (enums, integers, bools): hash its fields.
   const Contract &c = k.contract;
   const int64_t fields[] = {int64_t(c.target), c.m, c.m_dynamic, c.m_max, c.n, c.k, int64_t(c.dtype_hidden),
-                            int64_t(c.dtype_weight), int64_t(c.dtype_attn), int64_t(c.dtype_out), c.ld_hidden,
+                            int64_t(c.dtype_weight), int64_t(c.dtype_attn), int64_t(c.dtype_out), int64_t(c.out_scale), c.ld_hidden,
                             c.ld_weight, c.ld_attn, c.ld_out, c.align, int64_t(c.act), int64_t(c.rounding),
                             int64_t(c.template_kind), k.device_kind, k.ordinal};
   return size_t(XXH3_64bits(fields, sizeof fields));
@@ -172,8 +172,16 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
     return internal_error("kernel " + resolved->binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
                           (takes_scales ? "takes weight scales its contract does not have"
                                         : "does not take the weight scales of its contract"));
-  // A K-split kernel's first load is the resolving stream's instance.
-  if (resolved->binary.geometry.k_blocks > 1)
+  const bool writes_scales = declares(slot.kernel.abi, AbiArgKind::kPointer, AbiValue::kOutScale);
+  if (writes_scales != key.contract.fp8_out())
+    return internal_error("kernel " + resolved->binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
+                          (writes_scales ? "writes out scales its contract does not have"
+                                         : "does not write the out scales of its contract"));
+  // A K-split kernel's first load is the resolving stream's instance; so is
+  // a specialised fp8-out kernel's (its group counters and staged values
+  // live in the module, like the K-split's workspace).
+  const bool module_state = writes_scales && !resolved->binary.geometry.grid_y_is_m;
+  if (resolved->binary.geometry.k_blocks > 1 || module_state)
     slot.split_binary = std::make_shared<const KernelBinary>(resolved->binary);
   auto fn = slot.split_binary ? function_for_stream(slot, stream)
                               : module_function(**backend, key.ordinal, resolved->binary);
@@ -239,6 +247,7 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
                  args.hidden.rows,  args.weight.rows,  args.hidden.cols, args.hidden.ld,
                  args.weight.ld,    args.attn.ld,      args.out.ld};
   v.weight_scale = args.weight_scale.data;
+  v.out_scale = args.out_scale.data;
   const TensorMapBoxes &boxes = k.geometry.tensor_maps;
   if (declares_tensor_map(k.abi, AbiValue::kWeight))
     GATEJIT_RETURN_IF_ERROR(k.backend->encode_tensor_map({"weight", v.weight, uint64_t(v.n), uint64_t(args.weight.cols),
@@ -258,12 +267,13 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   // limit), so a long prefill is several launches over row ranges.
   constexpr int64_t kMaxGridY = 65535;
   const int64_t total_m = v.m;
-  const size_t eb = args.out.dtype == GATEJIT_F32 ? 4 : 2;  // hidden, attn and out share it (validated)
+  const auto bytes = [](const gatejit_tensor_t &t) { return size_t(t.dtype == GATEJIT_F32 ? 4 : t.dtype == GATEJIT_FP8_E4M3 ? 1 : 2); };
   for (int64_t m0 = 0; m0 < total_m; m0 += kMaxGridY) {
     v.m = std::min(kMaxGridY, total_m - m0);
-    v.hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * v.ld_hidden) * eb;
-    v.attn = static_cast<char *>(args.attn.data) + size_t(m0 * v.ld_attn) * eb;
-    v.out = static_cast<char *>(args.out.data) + size_t(m0 * v.ld_out) * eb;
+    v.hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * v.ld_hidden) * bytes(args.hidden);
+    v.attn = static_cast<char *>(args.attn.data) + size_t(m0 * v.ld_attn) * bytes(args.attn);
+    v.out = static_cast<char *>(args.out.data) + size_t(m0 * v.ld_out) * bytes(args.out);
+    if (v.out_scale) v.out_scale = static_cast<char *>(args.out_scale.data) + size_t(m0 * args.out_scale.ld) * 4;
     GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(v.n), uint32_t(v.m), 1}, block,
                                               k.geometry.shared_bytes, args.stream, params.data()));
   }

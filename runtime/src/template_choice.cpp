@@ -12,7 +12,7 @@ namespace {
 // cannot serve `c`'s layout, or nothing when it can.
 std::optional<std::string> vector_layout_refusal(const Contract &c, const char *tmpl) {
   const int64_t eb_h = dtype_bytes(c.dtype_hidden), eb_w = dtype_bytes(c.dtype_weight);
-  if (c.dtype_out == DType::kF32) return std::string("dtype f32: ") + tmpl + " takes bf16 or f16";
+  if (c.dtype() == DType::kF32) return std::string("dtype f32: ") + tmpl + " takes bf16 or f16";
   if ((c.ld_hidden * eb_h) % 16 != 0)
     return "leading dimension ld_hidden = " + std::to_string(c.ld_hidden) + " is not 16-byte aligned";
   if ((c.ld_weight * eb_w) % 16 != 0)

@@ -87,6 +87,9 @@ struct Case {
   // Not kNone: the weight is fp8 e4m3 with fp32 scales of this kind (hidden,
   // attn and out stay `dtype`).
   WeightScale weight_scale = WeightScale::kNone;
+  // The out is fp8 e4m3 with scales per token group of 128 columns, written
+  // by the kernel (N a multiple of 128; never in place).
+  bool fp8_out = false;
 };
 
 DType weight_dtype(const Case &c) { return c.weight_scale == WeightScale::kNone ? c.dtype : DType::kFP8E4M3; }
@@ -99,6 +102,7 @@ std::string case_name(const Case &c) {
   if (c.misalign_bytes) s += "_misalign" + std::to_string(c.misalign_bytes);
   if (c.attn_out_misalign) s += "_attnoutmisalign" + std::to_string(c.attn_out_misalign);
   if (c.weight_scale != WeightScale::kNone) s += std::string("_wfp8_") + weight_scale_name(c.weight_scale);
+  if (c.fp8_out) s += "_ofp8_group128";
   return s;
 }
 
@@ -168,7 +172,7 @@ class GpuTest : public ::testing::Test {
   struct Buffers {
     HostTensor hidden, weight, attn;
     std::vector<float> scales;  // an fp8 weight's, row-major in weight_scale_shape
-    std::unique_ptr<DeviceBuffer> d_hidden, d_weight, d_attn, d_out, d_scales;
+    std::unique_ptr<DeviceBuffer> d_hidden, d_weight, d_attn, d_out, d_scales, d_out_scales;
     gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT;
   };
 
@@ -188,7 +192,9 @@ class GpuTest : public ::testing::Test {
     b.d_weight = std::make_unique<DeviceBuffer>(b.weight.bytes.size() + off);
     const size_t off_ao = off + c.attn_out_misalign;
     b.d_attn = std::make_unique<DeviceBuffer>(b.attn.bytes.size() + off_ao);
-    if (!c.in_place) b.d_out = std::make_unique<DeviceBuffer>(b.attn.bytes.size() + off_ao);
+    const size_t out_bytes = c.fp8_out ? size_t(c.m * c.n) : b.attn.bytes.size();
+    if (!c.in_place) b.d_out = std::make_unique<DeviceBuffer>(out_bytes + off_ao);
+    if (c.fp8_out) b.d_out_scales = std::make_unique<DeviceBuffer>(size_t(c.m * (c.n / kOutGroup)) * sizeof(float));
     upload(b, c);
     auto tensor = [&](const DeviceBuffer &d, const HostTensor &h, size_t at) {
       return gatejit_tensor_t{static_cast<char *>(d.ptr()) + at, c_dtype(h.dtype), h.rows, h.cols, h.ld};
@@ -197,6 +203,10 @@ class GpuTest : public ::testing::Test {
     b.args.weight = tensor(*b.d_weight, b.weight, off);
     b.args.attn = tensor(*b.d_attn, b.attn, off_ao);
     b.args.out = c.in_place ? b.args.attn : tensor(*b.d_out, b.attn, off_ao);
+    if (c.fp8_out) {
+      b.args.out.dtype = GATEJIT_FP8_E4M3;
+      b.args.out_scale = gatejit_tensor_t{b.d_out_scales->ptr(), GATEJIT_F32, c.m, c.n / kOutGroup, c.n / kOutGroup};
+    }
     // fp32, packed; never offset (misalign_bytes is about hidden and weight).
     if (b.d_scales)
       b.args.weight_scale = gatejit_tensor_t{b.d_scales->ptr(), GATEJIT_F32, scale_shape.rows, scale_shape.cols,
@@ -230,7 +240,10 @@ class GpuTest : public ::testing::Test {
     b.d_weight->upload(b.weight.bytes.data(), b.weight.bytes.size(), off);
     b.d_attn->upload(b.attn.bytes.data(), b.attn.bytes.size(), off + c.attn_out_misalign);
     if (b.d_scales) b.d_scales->upload(b.scales.data(), b.scales.size() * sizeof(float));
-    if (b.d_out) poison(*b.d_out, c.dtype);
+    const Driver *drv = driver(nullptr);
+    if (b.d_out && c.fp8_out) check(drv->cuMemsetD8(b.d_out->dptr(), 0x7f, b.d_out->bytes()), "cuMemsetD8");
+    else if (b.d_out) poison(*b.d_out, c.dtype);
+    if (b.d_out_scales) poison(*b.d_out_scales, DType::kF32);
   }
 
   HostTensor download_out(const Buffers &b, const Case &c) {
@@ -242,7 +255,12 @@ class GpuTest : public ::testing::Test {
 
   reference::CheckResult verify(const Buffers &b, const Case &c, const HostTensor &out, Rounding policy) {
     reference::GateProblem p{c.act, policy, &b.hidden, &b.weight, &b.attn, c.weight_scale, &b.scales};
-    return reference::check_gate(p, out);
+    if (!c.fp8_out) return reference::check_gate(p, out);
+    HostTensor q = reference::make_tensor(DType::kFP8E4M3, c.m, c.n, c.n);
+    b.d_out->download(q.bytes.data(), q.bytes.size(), c.misalign_bytes + c.attn_out_misalign);
+    std::vector<float> scales(size_t(c.m * (c.n / kOutGroup)));
+    b.d_out_scales->download(scales.data(), scales.size() * sizeof(float));
+    return reference::check_gate_fp8_out(p, q, scales);
   }
 
   // Every element written and matching; counted in the run's summary.
@@ -460,6 +478,67 @@ INSTANTIATE_TEST_SUITE_P(
         // f32 storage.
         Case{4, 1000, 999, DType::kF32, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "generic (dtype f32"}),
     [](const auto &info) { return case_name(info.param); });
+
+// --- fp8 e4m3 out, quantised per token group of 128 columns ----------------
+
+// The out e4m3 with one fp32 scale per row and 128 columns, which the kernel
+// writes (vLLM's per_token_group_quant_fp8 layout); hidden and attn bf16 or
+// f16, the weight bf16/f16 or e4m3. The gemv and mma stage the gated values
+// and the last workgroup of each group's band quantises it; the generic
+// kernel quantises in its workgroup. check_gate_fp8_out demands every scale
+// and element bit for bit where no rounding straddles.
+Case fp8_out_case(int64_t m, int64_t n, int64_t k, DType d, Activation a, std::string expect,
+                  WeightScale ws = WeightScale::kNone, int64_t pad = 0, Rounding r = Rounding::kBoundary) {
+  return Case{.m = m, .n = n, .k = k, .dtype = d, .act = a, .rounding = r, .pad = pad, .expect = std::move(expect),
+              .weight_scale = ws, .fp8_out = true};
+}
+class Fp8Out : public GpuTest, public ::testing::WithParamInterface<Case> {};
+TEST_P(Fp8Out, MatchesReference) { run_and_check(GetParam()); }
+class Fp8OutGemv : public GpuTest, public ::testing::WithParamInterface<Case> {
+  const char *forced_template() const override { return "gemv"; }
+};
+TEST_P(Fp8OutGemv, MatchesReference) { run_and_check(GetParam()); }
+
+std::vector<Case> fp8_out_cases(bool forced_gemv) {
+  constexpr DType bf16 = DType::kBF16, f16 = DType::kF16;
+  constexpr Activation sig = Activation::kSigmoid, silu = Activation::kSilu;
+  const std::string gemv = "specialised gemv", mma = "specialised mma";
+  if (forced_gemv)
+    return {fp8_out_case(4, 1536, 7168, bf16, sig, gemv), fp8_out_case(16, 1536, 7168, bf16, sig, gemv),
+            fp8_out_case(8, 1536, 7168, f16, silu, gemv)};
+  std::vector<Case> all;
+  // The decode M of the seed shape: the gemv at M = 1, the mma above (one
+  // row block up to 32; M = 100: grid y tiles M, each row block its own
+  // group counters, the last block partial).
+  for (int64_t m : {1, 2, 4, 8, 16, 32, 100}) all.push_back(fp8_out_case(m, 1536, 7168, bf16, sig, m == 1 ? gemv : mma));
+  for (int64_t m : {1, 4, 16}) all.push_back(fp8_out_case(m, 1536, 7168, f16, silu, m == 1 ? gemv : mma));
+  for (int64_t m : {1, 8})
+    all.push_back(fp8_out_case(m, 1536, 7168, bf16, sig, m == 1 ? gemv : mma, WeightScale::kNone, 0, Rounding::kFused));
+  // 96 groups a row.
+  for (int64_t m : {2, 16}) all.push_back(fp8_out_case(m, 12288, 7168, bf16, sig, mma));
+  // K = 1000: a partial last K step.
+  for (int64_t m : {3, 40}) all.push_back(fp8_out_case(m, 1024, 1000, bf16, sig, mma));
+  // Padded hidden and weight rows.
+  for (int64_t m : {4, 64}) all.push_back(fp8_out_case(m, 1536, 7168, bf16, sig, mma, WeightScale::kNone, 8));
+  // Dynamic M buckets.
+  for (int64_t m : {3, 13}) all.push_back(fp8_out_case(m, 1536, 7168, bf16, sig, "dynamic-M bucket, m_max 16"));
+  all.push_back(fp8_out_case(50, 1536, 7168, f16, silu, "dynamic-M bucket, m_max 64"));
+  // fp8 weights and an fp8 out.
+  for (int64_t m : {1, 4, 16})
+    all.push_back(fp8_out_case(m, 1536, 7168, bf16, sig, m <= 2 ? gemv : mma, WeightScale::kBlock128));
+  for (int64_t m : {2, 8})
+    all.push_back(fp8_out_case(m, 1536, 7168, f16, silu, m <= 2 ? gemv : mma, WeightScale::kPerChannel));
+  // The generic kernel: rows no whole number of 16-byte vectors (K = 7170),
+  // and 2-byte pointers.
+  all.push_back(fp8_out_case(3, 1536, 7170, bf16, sig, "generic (leading dimension"));
+  all.push_back(fp8_out_case(5, 256, 7170, f16, silu, "generic (leading dimension"));
+  all.push_back(fp8_out_case(2, 1536, 7168, bf16, sig, "generic (leading dimension", WeightScale::kNone, 2));
+  return all;
+}
+INSTANTIATE_TEST_SUITE_P(Sm90, Fp8Out, ::testing::ValuesIn(fp8_out_cases(false)),
+                         [](const auto &info) { return case_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Sm90, Fp8OutGemv, ::testing::ValuesIn(fp8_out_cases(true)),
+                         [](const auto &info) { return case_name(info.param); });
 
 // --- fp8 e4m3 weights with fp32 scales -------------------------------------
 

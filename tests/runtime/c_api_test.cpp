@@ -72,17 +72,22 @@ TEST(CApi, StructSizeIsCheckedAndNamed) {
   gatejit_runtime_destroy(rt);
 }
 
-// API version 3: GATEJIT_FP8_E4M3 and args.weight_scale, the struct's last
-// field, so that version 2's struct is a prefix of it.
-TEST(CApi, VersionThreeAddsWeightScaleAtTheEnd) {
-  EXPECT_EQ(GATEJIT_API_VERSION, 3);
-  EXPECT_EQ(gatejit_api_version(), 3);
+// API version 3: GATEJIT_FP8_E4M3 and args.weight_scale after version 2's
+// fields; version 4: args.out_scale, the struct's last field, so that the
+// structs of versions 2 and 3 are prefixes of it.
+TEST(CApi, VersionsThreeAndFourAddScalesAtTheEnd) {
+  EXPECT_EQ(GATEJIT_API_VERSION, 4);
+  EXPECT_EQ(gatejit_api_version(), 4);
   EXPECT_EQ(int(GATEJIT_FP8_E4M3), 3);
-  EXPECT_EQ(offsetof(gatejit_gate_args_t, weight_scale) + sizeof(gatejit_tensor_t), sizeof(gatejit_gate_args_t));
+  EXPECT_EQ(offsetof(gatejit_gate_args_t, weight_scale) + sizeof(gatejit_tensor_t),
+            offsetof(gatejit_gate_args_t, out_scale));
+  EXPECT_EQ(offsetof(gatejit_gate_args_t, out_scale) + sizeof(gatejit_tensor_t), sizeof(gatejit_gate_args_t));
   EXPECT_EQ(offsetof(gatejit_gate_args_t, weight_scale) % alignof(gatejit_tensor_t), 0u);
   const gatejit_gate_args_t a = GATEJIT_GATE_ARGS_INIT;
   EXPECT_EQ(a.weight_scale.data, nullptr);  // the initialiser leaves no scales
+  EXPECT_EQ(a.out_scale.data, nullptr);
 }
+
 
 // The statuses an entry point gives for `args`: code and message.
 std::vector<std::pair<gatejit_status_code_t, std::string>> statuses(gatejit_runtime_t rt,
@@ -165,6 +170,29 @@ TEST(CApi, VersionTwoStructSizeIsReadAsACallWithoutScales) {
       EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << m;
       EXPECT_NE(m.find("args.struct_size = " + std::to_string(bad)), std::string::npos) << m;
     }
+  }
+  gatejit_runtime_destroy(rt);
+}
+
+// A caller built against version 3 passes struct_size =
+// offsetof(gatejit_gate_args_t, out_scale): accepted, and read as a call
+// without out scales, whatever lies past its struct.
+TEST(CApi, VersionThreeStructSizeIsReadAsACallWithoutOutScales) {
+  gatejit_runtime_options_t o = GATEJIT_RUNTIME_OPTIONS_INIT;
+  o.disable_cache = 1;
+  gatejit_runtime_t rt = nullptr;
+  ASSERT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  gatejit_gate_args_t garbage = args_for_device_minus_3();
+  std::memset(&garbage.out_scale, 0xa5, sizeof garbage.out_scale);
+  for (const auto &[code, m] : statuses(rt, &garbage)) {
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << m;
+    EXPECT_NE(m.find("out_scale.dtype"), std::string::npos) << m;
+  }
+  garbage.struct_size = offsetof(gatejit_gate_args_t, out_scale);
+  for (const auto &[code, m] : statuses(rt, &garbage)) {
+    EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << m;
+    EXPECT_NE(m.find("device_ordinal = -3"), std::string::npos) << m;
+    EXPECT_EQ(m.find("out_scale"), std::string::npos) << m;
   }
   gatejit_runtime_destroy(rt);
 }

@@ -106,6 +106,59 @@ gatejit_gate_args_t fp8_args(int64_t scale_rows, int64_t scale_cols, int64_t n =
   return a;
 }
 
+// An fp8 out and its scales [M, N / 128] (fp32, packed), apart from attn.
+gatejit_gate_args_t fp8_out_args(int64_t m = 2, int64_t n = 1536) {
+  gatejit_gate_args_t a = seed_args();
+  a.hidden.rows = m;
+  a.attn = {a.attn.data, GATEJIT_BF16, m, n, n};
+  a.weight.rows = n;
+  a.out = {reinterpret_cast<void *>(0x7f0008000000), GATEJIT_FP8_E4M3, m, n, n};
+  a.out_scale = {reinterpret_cast<void *>(0x7f000c000000), GATEJIT_F32, m, n / 128, n / 128};
+  return a;
+}
+
+TEST(ContractDerivationFp8Out, DerivesTheOutScale) {
+  auto c = derive_contract(fp8_out_args(), Target::kSm90);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->dtype_out, DType::kFP8E4M3);
+  EXPECT_EQ(c->out_scale, OutScale::kPerTokenGroup128);
+  EXPECT_EQ(c->dtype(), DType::kBF16);
+}
+
+TEST(ContractDerivationFp8Out, OutScaleErrorsNameTheField) {
+  struct Case {
+    const char *what;
+    void (*mutate)(gatejit_gate_args_t &);
+    std::vector<std::string> says;
+  } cases[] = {
+      {"no scales", [](gatejit_gate_args_t &a) { a.out_scale = {}; }, {"out_scale.data is NULL", "[2, 12]"}},
+      {"f16 scales", [](gatejit_gate_args_t &a) { a.out_scale.dtype = GATEJIT_F16; }, {"out_scale.dtype = 1"}},
+      {"wrong shape", [](gatejit_gate_args_t &a) { a.out_scale.cols = a.out_scale.ld = 13; },
+       {"out_scale shape [2, 13]", "[M, N / 128] = [2, 12]"}},
+      {"a row stride", [](gatejit_gate_args_t &a) { a.out_scale.ld = 16; }, {"out_scale.ld = 16", "packed"}},
+      {"misaligned", [](gatejit_gate_args_t &a) { a.out_scale.data = static_cast<char *>(a.out_scale.data) + 2; },
+       {"out_scale.data", "4-byte aligned"}},
+      {"in place", [](gatejit_gate_args_t &a) { a.out.data = a.attn.data; }, {"out:", "may not overlap attn"}},
+      {"scales over out", [](gatejit_gate_args_t &a) { a.out_scale.data = static_cast<char *>(a.out.data) + 64; },
+       {"out_scale:", "overlap out"}},
+      {"N not whole groups",
+       [](gatejit_gate_args_t &a) {
+         a.weight.rows = a.attn.cols = a.attn.ld = a.out.cols = a.out.ld = 1000;
+       },
+       {"out.cols = 1000", "groups of 128"}},
+      {"scales with a bf16 out", [](gatejit_gate_args_t &a) { a.out.dtype = GATEJIT_BF16; }, {"out_scale", "bf16 out"}},
+  };
+  for (const Case &c : cases) {
+    gatejit_gate_args_t a = fp8_out_args();
+    c.mutate(a);
+    auto r = derive_contract(a, Target::kSm90);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.what;
+    for (const std::string &s : c.says)
+      EXPECT_NE(r.status().message().find(s), std::string::npos) << c.what << ": " << r.status().message();
+  }
+}
+
 TEST(ContractDerivationFp8, TheScalesShapeNamesTheirKind) {
   struct Case {
     int64_t n, k, rows, cols;
@@ -172,7 +225,8 @@ TEST(ContractDerivationFp8, WeightScaleErrorsNameWeightScale) {
        [](gatejit_gate_args_t &a) { a.weight.dtype = GATEJIT_BF16; }, {"weight_scale", "bf16"}},
       {"fp8 hidden", [](gatejit_gate_args_t &a) { a.hidden.dtype = GATEJIT_FP8_E4M3; }, {"dtype_hidden = fp8_e4m3"}},
       {"fp8 attn", [](gatejit_gate_args_t &a) { a.attn.dtype = GATEJIT_FP8_E4M3; }, {"dtype_attn = fp8_e4m3"}},
-      {"fp8 out", [](gatejit_gate_args_t &a) { a.out.dtype = GATEJIT_FP8_E4M3; }, {"dtype_out = fp8_e4m3"}},
+      {"fp8 out without its scales", [](gatejit_gate_args_t &a) { a.out.dtype = GATEJIT_FP8_E4M3; },
+       {"out_scale.data is NULL", "fp8_e4m3 out"}},
       {"f32 activations",
        [](gatejit_gate_args_t &a) { a.hidden.dtype = a.attn.dtype = a.out.dtype = GATEJIT_F32; },
        {"dtype_hidden = f32", "fp8_e4m3"}},

@@ -194,6 +194,73 @@ TEST(ContractFp8, Fp8WeightsWithScalesAreValidOnGfx950AndSm90) {
   EXPECT_STREQ(dtype_name(DType::kFP8E4M3), "fp8_e4m3");
 }
 
+// An fp8 out (issue 20): e4m3 with scales per token group of 128 columns,
+// written by the kernel. Its key names it; keys of other contracts are as
+// before (the seed's is pinned by Contract.KeyIsStable).
+Contract fp8_out(Target t = Target::kGfx950) {
+  Contract c = seed();
+  c.target = t;
+  c.dtype_out = DType::kFP8E4M3;
+  c.out_scale = OutScale::kPerTokenGroup128;
+  return c;
+}
+
+TEST(ContractFp8Out, ValidNormalisesAndIsNamedInTheKey) {
+  for (Target t : {Target::kGfx950, Target::kSm90}) {
+    auto n = normalize(fp8_out(t));
+    ASSERT_TRUE(n.ok()) << n.status().message();
+    EXPECT_EQ(n->dtype(), DType::kBF16);  // the gated value's dtype: attn's
+    EXPECT_TRUE(n->fp8_out());
+    const std::string text = canonical_text(*n);
+    EXPECT_NE(text.find(" dtype=bf16 "), std::string::npos) << text;
+    EXPECT_NE(text.find(" dtype_out=fp8_e4m3 out_scale=per_token_group128"), std::string::npos) << text;
+    auto plain = normalize(seed());
+    plain->target = t;
+    EXPECT_NE(contract_key(*n), contract_key(*plain));
+    EXPECT_EQ(canonical_text(*plain).find("out_scale"), std::string::npos);
+    // With an fp8 weight too: both named.
+    Contract both = fp8_out(t);
+    both.dtype_weight = DType::kFP8E4M3;
+    both.weight_scale = WeightScale::kBlock128;
+    auto b = normalize(both);
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_NE(canonical_text(*b).find("dtype_weight=fp8_e4m3 weight_scale=block128 dtype_out=fp8_e4m3"),
+              std::string::npos)
+        << canonical_text(*b);
+  }
+}
+
+TEST(ContractFp8Out, InvalidFp8OutContractsNameTheField) {
+  Contract c = fp8_out();
+  c.out_scale = OutScale::kNone;
+  std::string m = error_of(c);
+  EXPECT_EQ(m.find("out_scale = none"), 0u) << m;
+  c = seed();
+  c.out_scale = OutScale::kPerTokenGroup128;
+  m = error_of(c);
+  EXPECT_EQ(m.find("out_scale = per_token_group128"), 0u) << m;
+  EXPECT_NE(m.find("bf16"), std::string::npos) << m;
+  c = fp8_out();
+  c.n = 1000;
+  m = error_of(c);
+  EXPECT_EQ(m.find("n = 1000"), 0u) << m;
+  EXPECT_NE(m.find("multiple of 128"), std::string::npos) << m;
+  c = fp8_out();
+  c.dtype_hidden = c.dtype_attn = c.dtype_weight = DType::kF32;
+  m = error_of(c);
+  EXPECT_EQ(m.find("dtype_attn = f32"), 0u) << m;
+  m = error_of(fp8_out(Target::kGfx942));
+  EXPECT_NE(m.find("fnuz"), std::string::npos) << m;
+  EXPECT_NE(m.find("dtype_out = fp8_e4m3"), std::string::npos) << m;
+  // hidden and attn stay one dtype.
+  c = fp8_out();
+  c.dtype_hidden = DType::kF16;
+  EXPECT_NE(error_of(c).find("mixed dtypes"), std::string::npos);
+  EXPECT_FALSE(parse_out_scale("per_token").ok());
+  EXPECT_NE(parse_out_scale("per_token").status().message().find("allowed are none, per_token_group128"),
+            std::string::npos);
+}
+
 TEST(ContractFp8, InvalidFp8ContractsNameTheField) {
   Contract c = fp8(WeightScale::kNone);
   std::string m = error_of(c);
@@ -206,12 +273,10 @@ TEST(ContractFp8, InvalidFp8ContractsNameTheField) {
     EXPECT_EQ(m.find("weight_scale = " + std::string(weight_scale_name(s))), 0u) << m;
   }
 
-  // Only the weight may be fp8: each other tensor is named on its own.
-  for (const char *field : {"dtype_hidden", "dtype_attn", "dtype_out"}) {
+  // Only the weight and out may be fp8: hidden and attn are named on their own.
+  for (const char *field : {"dtype_hidden", "dtype_attn"}) {
     c = fp8();
-    DType &d = std::string(field) == "dtype_hidden" ? c.dtype_hidden
-               : std::string(field) == "dtype_attn" ? c.dtype_attn
-                                                    : c.dtype_out;
+    DType &d = std::string(field) == "dtype_hidden" ? c.dtype_hidden : c.dtype_attn;
     d = DType::kFP8E4M3;
     m = error_of(c);
     EXPECT_EQ(m.find(std::string(field) + " = fp8_e4m3"), 0u) << m;

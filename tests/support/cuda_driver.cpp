@@ -32,7 +32,7 @@ void open_driver() {
             load(lib, d.cuCtxSetCurrent, "cuCtxSetCurrent") && load(lib, d.cuCtxSynchronize, "cuCtxSynchronize") &&
             load(lib, d.cuMemAlloc, "cuMemAlloc_v2") && load(lib, d.cuMemFree, "cuMemFree_v2") &&
             load(lib, d.cuMemcpyHtoD, "cuMemcpyHtoD_v2") && load(lib, d.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
-            load(lib, d.cuMemsetD16, "cuMemsetD16_v2") && load(lib, d.cuMemsetD32, "cuMemsetD32_v2") &&
+            load(lib, d.cuMemsetD8, "cuMemsetD8_v2") && load(lib, d.cuMemsetD16, "cuMemsetD16_v2") && load(lib, d.cuMemsetD32, "cuMemsetD32_v2") &&
             load(lib, d.cuStreamCreate, "cuStreamCreate") && load(lib, d.cuStreamDestroy, "cuStreamDestroy_v2") &&
             load(lib, d.cuStreamSynchronize, "cuStreamSynchronize") &&
             load(lib, d.cuStreamBeginCapture, "cuStreamBeginCapture_v2") &&

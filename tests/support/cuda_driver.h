@@ -25,6 +25,7 @@ struct Driver {
   int (*cuMemFree)(CUdeviceptr);
   int (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   int (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  int (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   int (*cuMemsetD16)(CUdeviceptr, unsigned short, size_t);
   int (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
   int (*cuStreamCreate)(CUstream *, unsigned);

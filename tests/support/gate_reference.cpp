@@ -297,6 +297,122 @@ std::vector<float> random_weight_scales(WeightScale kind, int64_t n, int64_t k, 
   return scales;
 }
 
+namespace {
+
+// The dtype value just above v (v a value of d: bf16 or f16).
+double next_up(double v, DType d) {
+  const bool bf = d == DType::kBF16;
+  uint16_t b = bf ? f32_to_bf16(float(v)) : f32_to_f16(float(v));
+  if (b == 0x8000) b = 1;           // -0 -> the smallest positive
+  else if (b & 0x8000) b -= 1;      // negative: towards zero
+  else b += 1;
+  return bf ? bf16_to_f32(b) : f16_to_f32(b);
+}
+
+// The dtype values in [lo, hi] (the ends are dtype values).
+std::vector<double> dtype_values(double lo, double hi, DType d) {
+  std::vector<double> v{lo};
+  if (d != DType::kBF16 && d != DType::kF16) return lo == hi ? v : std::vector<double>{lo, hi};
+  for (int i = 0; i < 64 && v.back() < hi; ++i) v.push_back(next_up(v.back(), d));
+  return v;
+}
+
+float quantise_ref(double y, float s) {
+  const float q = std::clamp(float(y) / s, -448.0f, 448.0f);
+  return e4m3_to_f32(f32_to_e4m3(q));
+}
+
+}  // namespace
+
+float out_group_scale(float amax) { return std::max(amax, 1e-10f) / 448.0f; }
+
+CheckResult check_gate_fp8_out(const GateProblem &p, const HostTensor &q, const std::vector<float> &scales) {
+  const int64_t M = p.hidden->rows, N = p.weight->rows, G = N / kOutGroup;
+  if (N % kOutGroup != 0 || int64_t(scales.size()) != M * G || q.rows != M || q.cols != N ||
+      q.dtype != DType::kFP8E4M3)
+    throw std::invalid_argument("check_gate_fp8_out: needs an [M, N] fp8 out, N a multiple of 128, and M x N / 128 scales");
+  const DType d = p.hidden->dtype;
+  CheckResult result;
+  std::atomic<int64_t> next{0}, exact{0}, bad{0}, unwritten{0};
+  std::mutex first_mu;
+  auto fail = [&](const std::string &what) {
+    if (bad++ == 0) {
+      std::lock_guard<std::mutex> lock(first_mu);
+      result.first_failure = what;
+    }
+  };
+  auto work = [&] {
+    for (int64_t i; (i = next++) < M * G;) {
+      const int64_t m = i / G, g = i % G;
+      std::vector<std::vector<double>> ys(kOutGroup);
+      double amax_lo = 0, amax_hi = 0;
+      for (int64_t j = 0; j < kOutGroup; ++j) {
+        double proj = 0;
+        const Interval ref = reference_interval(p, m, g * kOutGroup + j, &proj);
+        ys[size_t(j)] = dtype_values(ref.lo, ref.hi, d);
+        double lo_abs = std::fabs(ys[size_t(j)][0]), hi_abs = lo_abs;
+        for (double y : ys[size_t(j)]) lo_abs = std::min(lo_abs, std::fabs(y)), hi_abs = std::max(hi_abs, std::fabs(y));
+        amax_lo = std::max(amax_lo, lo_abs);
+        amax_hi = std::max(amax_hi, hi_abs);
+      }
+      const float s = scales[size_t(i)];
+      std::ostringstream os;
+      os.precision(9);
+      if (std::isnan(s)) {
+        ++unwritten;
+        os << "out_scale[" << m << ", " << g << "] left as the NaN poison";
+        fail(os.str());
+        continue;
+      }
+      // The scales the possible maxima give.
+      const bool scale_unique = amax_lo == amax_hi;
+      bool scale_ok = false;
+      for (const auto &yj : ys)
+        for (double y : yj) {
+          const double a = std::fabs(y);
+          if (a >= amax_lo && a <= amax_hi && out_group_scale(float(a)) == s) scale_ok = true;
+        }
+      if (!scale_ok) {
+        os << "out_scale[" << m << ", " << g << "] = " << s << " is not max(amax, 1e-10) / 448 for the group's "
+           << "largest |y| in [" << amax_lo << ", " << amax_hi << "] (that gives " << out_group_scale(float(amax_hi))
+           << ")";
+        fail(os.str());
+        continue;
+      }
+      for (int64_t j = 0; j < kOutGroup; ++j) {
+        const int64_t n = g * kOutGroup + j;
+        const uint8_t byte = q.bytes[size_t(m * q.ld + n)];
+        if ((byte & 0x7f) == 0x7f) {
+          ++unwritten;
+          fail("out[" + std::to_string(m) + ", " + std::to_string(n) + "] left as the NaN poison");
+          continue;
+        }
+        const float got = e4m3_to_f32(byte);
+        bool ok = false;
+        for (double y : ys[size_t(j)]) ok = ok || quantise_ref(y, s) == got;
+        if (scale_unique && ys[size_t(j)].size() == 1) ++exact;
+        if (!ok) {
+          std::ostringstream e;
+          e.precision(9);
+          e << "out[" << m << ", " << n << "] = " << got << " (0x" << std::hex << int(byte) << std::dec
+            << ") is not e4m3(y / " << s << ") for y in [" << ys[size_t(j)].front() << ", " << ys[size_t(j)].back()
+            << "] (that gives " << quantise_ref(ys[size_t(j)].front(), s) << ")";
+          fail(e.str());
+        }
+      }
+    }
+  };
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (auto &th : pool) th.join();
+  result.checked = M * N + M * G;
+  result.exact_required = exact;
+  result.mismatches = bad;
+  result.unwritten = unwritten;
+  return result;
+}
+
 CheckResult check_gate(const GateProblem &p, const HostTensor &out) {
   const int64_t M = p.hidden->rows, N = p.weight->rows;
   if (p.weight_scale != WeightScale::kNone) {

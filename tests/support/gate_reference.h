@@ -90,4 +90,18 @@ struct CheckResult {
 // Throws std::invalid_argument where `scales` does not fit weight_scale.
 CheckResult check_gate(const GateProblem &p, const HostTensor &out);
 
+// An fp8 out quantised per token group of 128 columns (contract.h's
+// OutScale): with y the gated value in hidden's dtype (check_gate's
+// reference), s = max(max |y| of the group, 1e-10f) / 448 in fp32 and q =
+// e4m3(clamp(y / s, -448, 448)) with an fp32 IEEE division. Where y may be
+// one of two dtype values (an fp32 sum near a rounding midpoint), the
+// group's scale must be that of one of the possible maxima, and each q that
+// of one of its possible values under the kernel's scale; everything else
+// bit for bit. `q` is [M, N] fp8, `scales` [M, N / 128] row-major. A scale
+// or an element left as the NaN poison counts as unwritten; `checked`
+// counts elements and scales.
+CheckResult check_gate_fp8_out(const GateProblem &p, const HostTensor &q, const std::vector<float> &scales);
+// The reference scale of a group whose largest |y| is `amax`.
+float out_group_scale(float amax);
+
 }  // namespace gatejit::reference

@@ -3,6 +3,9 @@
 //   out[m, n] = act(sum_k hidden[m, k] * weight[n, k]) * attn[m, n]
 //
 // An fp8 weight carries fp32 scales: weight[n, k] = e4m3(w[n, k]) * scale(n, k).
+// An fp8 output is quantised per token group of 128 columns: with y the gated
+// value in attn's dtype, s[m, g] = max(max |y[m, 128 g ..]|, 1e-10) / 448 and
+// out[m, n] = e4m3(clamp(y[m, n] / s[m, n / 128], -448, 448)) (docs/contract.md).
 //
 // A Contract is validated once (validate), then normalised (leading dimensions
 // defaulted, m_max filled in). Its canonical text is the cache and bundle key.
@@ -18,13 +21,23 @@ namespace gatejit {
 
 enum class Target { kGfx950, kGfx942, kSm90 };
 // kFP8E4M3: OCP e4m3 ("e4m3fn": bias 7, max 448, NaN 0x7f/0xff, no
-// infinity), one byte; only a weight may be fp8, and it carries scales.
+// infinity), one byte; a weight (with its scales) or an output (with the
+// scales the kernel writes) may be fp8.
 enum class DType { kBF16, kF16, kF32, kFP8E4M3 };
 // The fp32 scales of an fp8 weight: one per output channel ([N] values), or
 // one per 128 x 128 block of the weight ([ceil(N/128), ceil(K/128)] row-major,
 // DeepSeek-V3's layout). kNone: the weight is bf16/f16/f32.
 enum class WeightScale { kNone, kPerChannel, kBlock128 };
 inline constexpr int64_t kScaleBlock = 128;
+// The scales of an fp8 output: kPerTokenGroup128, one fp32 scale per row and
+// 128 consecutive columns, written by the kernel to a packed [M, N / 128]
+// tensor (row-major: vLLM's per_token_group_quant_fp8 layout). kNone: out is
+// bf16/f16/f32.
+enum class OutScale { kNone, kPerTokenGroup128 };
+inline constexpr int64_t kOutGroup = 128;
+// The e4m3 quantisation's constants (vLLM's per-token-group quantisation).
+inline constexpr float kFp8Max = 448.0f;
+inline constexpr float kOutScaleEps = 1e-10f;
 // 128-wide blocks that cover `extent` elements: ceil(extent / 128), without
 // overflow for any extent a caller may pass.
 inline constexpr int64_t scale_blocks(int64_t extent) { return extent / kScaleBlock + (extent % kScaleBlock != 0); }
@@ -48,6 +61,7 @@ struct Contract {
   DType dtype_attn = DType::kBF16;
   DType dtype_out = DType::kBF16;
   WeightScale weight_scale = WeightScale::kNone;
+  OutScale out_scale = OutScale::kNone;
   // Row strides in elements; 0 means packed (K for hidden/weight, N for attn/out).
   int64_t ld_hidden = 0;
   int64_t ld_weight = 0;
@@ -59,9 +73,11 @@ struct Contract {
   Rounding rounding = Rounding::kBoundary;
   TemplateKind template_kind = TemplateKind::kAuto;
 
-  // The storage dtype of hidden, attn and out (equal once validated; the
+  // The storage dtype of hidden and attn, and of the gated value every
+  // rounding boundary rounds to (out's too, except for an fp8 output; the
   // weight's too, except for an fp8 weight).
-  DType dtype() const { return dtype_out; }
+  DType dtype() const { return dtype_attn; }
+  bool fp8_out() const { return out_scale != OutScale::kNone; }
   bool operator==(const Contract &) const = default;
 };
 
@@ -72,6 +88,7 @@ const char *activation_name(Activation a);
 const char *rounding_name(Rounding r);
 const char *template_name(TemplateKind t);
 const char *weight_scale_name(WeightScale s);
+const char *out_scale_name(OutScale s);
 int64_t dtype_bytes(DType d);
 bool target_is_amdgpu(Target t);
 int target_wave_size(Target t);
@@ -84,6 +101,7 @@ StatusOr<Activation> parse_activation(std::string_view s);
 StatusOr<Rounding> parse_rounding(std::string_view s);
 StatusOr<TemplateKind> parse_template(std::string_view s);
 StatusOr<WeightScale> parse_weight_scale(std::string_view s);
+StatusOr<OutScale> parse_out_scale(std::string_view s);
 // Elements of the scale tensor an fp8 weight of `c` carries (0 for kNone).
 int64_t weight_scale_count(const Contract &c);
 

@@ -26,7 +26,9 @@ extern "C" {
  * 3: GATEJIT_FP8_E4M3 weights and gatejit_gate_args_t.weight_scale (at the
  * end: a version-2 caller's smaller struct is still read, as a call without
  * weight scales). */
-#define GATEJIT_API_VERSION 3
+/* 4: GATEJIT_FP8_E4M3 outs and gatejit_gate_args_t.out_scale (at the end:
+ * version-2 and -3 callers' smaller structs are still read). */
+#define GATEJIT_API_VERSION 4
 
 typedef struct gatejit_status_s *gatejit_status_t; /* NULL means success */
 typedef struct gatejit_runtime_s *gatejit_runtime_t;
@@ -45,7 +47,8 @@ typedef enum {
 } gatejit_status_code_t;
 
 /* GATEJIT_FP8_E4M3: OCP e4m3 ("e4m3fn": bias 7, max 448, NaN 0x7f / 0xff, no
- * infinity), one byte; weights only, with weight_scale. */
+ * infinity), one byte; a weight (with weight_scale) or an out (with
+ * out_scale). */
 typedef enum { GATEJIT_BF16 = 0, GATEJIT_F16 = 1, GATEJIT_F32 = 2, GATEJIT_FP8_E4M3 = 3 } gatejit_dtype_t;
 typedef enum { GATEJIT_SIGMOID = 0, GATEJIT_SILU = 1 } gatejit_activation_t;
 typedef enum { GATEJIT_ROUNDING_BOUNDARY = 0, GATEJIT_ROUNDING_FUSED = 1 } gatejit_rounding_t;
@@ -81,6 +84,13 @@ typedef struct {
    * layout). The weight's value is fp8 value x scale. data NULL (all zero)
    * for a bf16 / f16 weight. */
   gatejit_tensor_t weight_scale;
+  /* API version 4. For an fp8 out: the fp32 scales the kernel writes, one
+   * per row and 128 columns (dtype GATEJIT_F32, [M, N / 128], packed; N a
+   * multiple of 128), vLLM's per_token_group_quant_fp8 layout. With y the
+   * gated value in attn's dtype: scale = max(max |y| of the group, 1e-10) /
+   * 448, out = e4m3(clamp(y / scale, -448, 448)). An fp8 out may not overlap
+   * attn. data NULL (all zero) for a bf16 / f16 / f32 out. */
+  gatejit_tensor_t out_scale;
 } gatejit_gate_args_t;
 #define GATEJIT_GATE_ARGS_INIT {sizeof(gatejit_gate_args_t)}
 

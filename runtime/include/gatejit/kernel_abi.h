@@ -20,9 +20,10 @@ enum class AbiArgKind : uint8_t { kPointer, kScalar, kTensorMap };
 
 // What the launcher puts in it: a tensor's base pointer (or the tensor map
 // it encodes for that tensor), a size, or a leading dimension. kWeightScale:
-// the fp32 scales of an fp8 weight (contract.h's WeightScale).
+// the fp32 scales of an fp8 weight (contract.h's WeightScale); kOutScale:
+// the fp32 scales the kernel writes for an fp8 out (contract.h's OutScale).
 enum class AbiValue : uint8_t {
-  kHidden, kWeight, kAttn, kOut, kM, kN, kK, kLdHidden, kLdWeight, kLdAttn, kLdOut, kWeightScale
+  kHidden, kWeight, kAttn, kOut, kM, kN, kK, kLdHidden, kLdWeight, kLdAttn, kLdOut, kWeightScale, kOutScale
 };
 
 struct AbiArg {
@@ -54,8 +55,9 @@ std::vector<AbiArg> classic_abi(bool tensor_maps);
 // twice. The message names the entry.
 Status validate_abi(const std::vector<AbiArg> &args, bool tensor_maps_allowed);
 
-// The classic list, then the pointer to the weight's scales where it has them.
-std::vector<AbiArg> gate_abi(bool tensor_maps, bool weight_scale);
+// The classic list, then the pointer to the weight's scales where it has
+// them, then the pointer to the out's scales where the kernel writes them.
+std::vector<AbiArg> gate_abi(bool tensor_maps, bool weight_scale, bool out_scale = false);
 
 // "ptr hidden, ptr weight, ..., i64 m, ..., tensor_map weight", for reports
 // and messages.

@@ -1,0 +1,134 @@
+// An fp8 e4m3 out quantised per token group of 128 columns (issue 20)
+// through the real pipeline: the gemv, the register-streamed mma and the
+// generic kernel compile for gfx950 and sm_90, 16-bit and fp8 weights; each
+// declares and writes the scales (its last argument), stages the gated
+// values and lets the last workgroup of a group's band quantise it (one
+// arrival atomic, ties-to-even rounding, an IEEE division), and calls no
+// device library. The tiled form never takes an fp8 out.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/compiler_test_support.h"
+#include "gatejit/compiler/compiler.h"
+#include "gatejit/contract.h"
+#include "gatejit/kernel_abi.h"
+#include "gatejit/kernel_binary.h"
+
+namespace gatejit {
+namespace {
+
+using namespace testing_support;
+
+Contract fp8_out(Target t, TemplateKind tk, int64_t m, int64_t n = 1536, int64_t k = 7168) {
+  Contract c;
+  c.target = t;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.dtype_out = DType::kFP8E4M3;
+  c.out_scale = OutScale::kPerTokenGroup128;
+  c.template_kind = tk;
+  return c;
+}
+
+std::string isa_of(const Contract &c) {
+  auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
+  EXPECT_TRUE(isa.ok()) << isa.status().to_string();
+  return isa.ok() ? *isa : std::string();
+}
+
+struct Form {
+  Target target;
+  TemplateKind kind;
+};
+
+std::string form_name(const testing::TestParamInfo<Form> &info) {
+  return std::string(target_name(info.param.target)) + "_" + template_name(info.param.kind);
+}
+
+class Fp8OutForm : public testing::TestWithParam<Form> {};
+
+// Every M bucket the form serves (mma: one row block, and grid y tiling M
+// at 100), N = 1536 and 12288 (12 and 96 groups a row), K = 1040 (a partial
+// step), a 16-bit and an e4m3 weight.
+TEST_P(Fp8OutForm, DeclaresAndWritesTheScales) {
+  const Form f = GetParam();
+  const bool generic = f.kind == TemplateKind::kGeneric;
+  for (int64_t m : {1, 4, 16, 100}) {
+    if (f.kind == TemplateKind::kGemv && m > 16) continue;
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1536, 7168}, {12288, 7168}, {1024, 1040}})
+      for (bool fp8_weight : {false, true}) {
+        SCOPED_TRACE("m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                     (fp8_weight ? " fp8 weight" : ""));
+        Contract c = fp8_out(f.target, f.kind, m, n, k);
+        if (fp8_weight) c.dtype_weight = DType::kFP8E4M3, c.weight_scale = WeightScale::kBlock128;
+        auto compiled = compiler::compile(c);
+        ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+        const nlohmann::json &r = compiled->report;
+        EXPECT_EQ(r.value("template_file", ""), template_name(f.kind)) << "never the tiled form";
+        EXPECT_NE(compiled->binary.symbol.find("_ofp8_e4m3_per_token_group128_"), std::string::npos)
+            << compiled->binary.symbol;
+        EXPECT_EQ(compiled->binary.abi, gate_abi(false, fp8_weight, true));
+        const std::string abi = r.value("abi", "");
+        EXPECT_EQ(abi.substr(abi.rfind(", ") + 2), "ptr out_scale") << abi;
+        EXPECT_EQ(r["kernels"][0].value("scratch_bytes", 0), 0);
+        if (m != 4 || n != 1536) continue;  // the code itself, once per form
+        const std::string isa = isa_of(c);
+        if (f.target == Target::kSm90) {
+          // The scales parameter is the last, and it is written.
+          const int last = fp8_weight ? 12 : 11;
+          EXPECT_NE(isa.find(compiled->binary.symbol + "_param_" + std::to_string(last) + "]"), std::string::npos)
+              << "the out scales are never read";
+          EXPECT_EQ(isa.find(compiled->binary.symbol + "_param_" + std::to_string(last + 1)), std::string::npos);
+          // Ties to even through cvt.rni (the subnormal quanta), y / s and
+          // the scale itself by IEEE division, fp8 bytes stored one by one.
+          EXPECT_GT(count_of(isa, "cvt.rni.f32.f32"), 0);
+          EXPECT_GT(count_of(isa, "div.rn.f32"), 0);
+          EXPECT_GT(count_of(isa, "st.global.b8"), 0);
+          EXPECT_EQ(isa.find("div.approx"), std::string::npos);
+          EXPECT_EQ(isa.find("call"), std::string::npos) << "a device-library call";
+          // The shaped forms count each workgroup into its band once; the
+          // generic kernel quantises within its workgroup (no atomic).
+          EXPECT_EQ(count_of(isa, "atom.global.add.u32"), generic ? 0 : 1);
+          EXPECT_EQ(count_of(isa, "gatejit_out_stage") > 0, !generic);
+        } else {
+          EXPECT_GT(count_of(isa, "v_rndne_f32"), 0);
+          // A lane's two bytes (128 / 64) may merge into one 2-byte store.
+          EXPECT_GT(count_of(isa, "global_store_byte") + count_of(isa, "global_store_short"), 0);
+          EXPECT_EQ(isa.find("s_swappc"), std::string::npos) << "a call";
+          EXPECT_EQ(count_of(isa, "global_atomic_add"), generic ? 0 : 1);
+        }
+      }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fp8Out, Fp8OutForm,
+                         testing::Values(Form{Target::kGfx950, TemplateKind::kGemv},
+                                         Form{Target::kGfx950, TemplateKind::kMma},
+                                         Form{Target::kGfx950, TemplateKind::kGeneric},
+                                         Form{Target::kSm90, TemplateKind::kGemv},
+                                         Form{Target::kSm90, TemplateKind::kMma},
+                                         Form{Target::kSm90, TemplateKind::kGeneric}),
+                         form_name);
+
+// sm_90 takes the tiled form from M = 17 for a bf16 out; an fp8 out stays
+// on the register-streamed form, whose epilogue entry points finish its
+// groups.
+TEST(Fp8OutPlan, NeverTheTiledForm) {
+  for (int64_t m : {32, 64, 512}) {
+    Contract c = fp8_out(Target::kSm90, TemplateKind::kAuto, m);
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    EXPECT_EQ(compiled->report.value("template_file", ""), "mma") << "m=" << m;
+    Contract bf16 = c;
+    bf16.dtype_out = DType::kBF16;
+    bf16.out_scale = OutScale::kNone;
+    auto plain = compiler::compile(bf16);
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    EXPECT_EQ(plain->report.value("template_file", ""), "mma_tiled") << "m=" << m;
+  }
+}
+
+}  // namespace
+}  // namespace gatejit
