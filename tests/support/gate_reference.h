@@ -94,10 +94,11 @@ CheckResult check_gate(const GateProblem &p, const HostTensor &out);
 // OutScale): with y the gated value in hidden's dtype (check_gate's
 // reference), s = max(max |y| of the group, 1e-10f) / 448 in fp32 and q =
 // e4m3(clamp(y / s, -448, 448)) with an fp32 IEEE division. Where y may be
-// one of two dtype values (an fp32 sum near a rounding midpoint), the
-// group's scale must be that of one of the possible maxima, and each q that
-// of one of its possible values under the kernel's scale; everything else
-// bit for bit. `q` is [M, N] fp8, `scales` [M, N / 128] row-major. A scale
+// one of several dtype values (an fp32 sum near a rounding midpoint, or a
+// tiny projection whose activation interval is wide), the group's scale
+// must lie between those of the smallest and largest possible maximum, and
+// each q between those of its interval's ends under the kernel's scale (both
+// are monotonic); everything else bit for bit. `q` is [M, N] fp8, `scales` [M, N / 128] row-major. A scale
 // or an element left as the NaN poison counts as unwritten; `checked`
 // counts elements and scales.
 CheckResult check_gate_fp8_out(const GateProblem &p, const HostTensor &q, const std::vector<float> &scales);
