@@ -871,6 +871,56 @@ TEST_F(GpuTest, KSplitKernelOnTwoStreamsKeepsLaunchesApart) {
   for (CUstream s : streams) drv->cuStreamDestroy(s);
 }
 
+// The same for an fp8 out (M = 16: the mma, no K split): its staged values
+// and group counters live in the loaded module, so each stream needs its own
+// instance. Had the streams shared one, a block of one launch could complete
+// the other's band count and quantise values the other had not staged.
+TEST_F(GpuTest, Fp8OutKernelOnTwoStreamsKeepsLaunchesApart) {
+  const Driver *drv = driver(nullptr);
+  Case c{16, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma"};
+  c.fp8_out = true;
+  constexpr int kLaunches = 16;
+  const int64_t groups = c.n / kOutGroup;
+  Buffers a = make(c), b = make(c);
+  Buffers *problems[2] = {&a, &b};
+  CUstream streams[2] = {nullptr, nullptr};
+  std::vector<std::unique_ptr<DeviceBuffer>> outs[2], scales[2];
+  for (int p = 0; p < 2; ++p) {
+    check(drv->cuStreamCreate(&streams[p], 1 /* non-blocking */), "cuStreamCreate");
+    problems[p]->args.stream = streams[p];
+    ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &problems[p]->args)), "");
+    for (int i = 0; i < kLaunches; ++i) {
+      outs[p].push_back(std::make_unique<DeviceBuffer>(size_t(c.m * c.n)));
+      check(drv->cuMemsetD8(outs[p].back()->dptr(), 0x7f, outs[p].back()->bytes()), "cuMemsetD8");
+      scales[p].push_back(std::make_unique<DeviceBuffer>(size_t(c.m * groups) * sizeof(float)));
+      poison(*scales[p].back(), DType::kF32);
+    }
+  }
+  check(drv->cuCtxSynchronize(), "cuCtxSynchronize");  // the poison is in place
+  for (int i = 0; i < kLaunches; ++i) {
+    for (int p = 0; p < 2; ++p) {
+      gatejit_gate_args_t args = problems[p]->args;
+      args.out.data = outs[p][i]->ptr();
+      args.out_scale.data = scales[p][i]->ptr();
+      ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &args)), "");
+    }
+  }
+  for (CUstream s : streams) check(drv->cuStreamSynchronize(s), "cuStreamSynchronize");
+  for (int p = 0; p < 2; ++p) {
+    reference::GateProblem problem{c.act, c.rounding, &problems[p]->hidden, &problems[p]->weight,
+                                   &problems[p]->attn, c.weight_scale, &problems[p]->scales};
+    for (int i = 0; i < kLaunches; ++i) {
+      HostTensor q = reference::make_tensor(DType::kFP8E4M3, c.m, c.n, c.n);
+      outs[p][i]->download(q.bytes.data(), q.bytes.size());
+      std::vector<float> s(size_t(c.m * groups));
+      scales[p][i]->download(s.data(), s.size() * sizeof(float));
+      expect_all_correct(reference::check_gate_fp8_out(problem, q, s),
+                         "stream " + std::to_string(p) + ", launch " + std::to_string(i) + ": ");
+    }
+  }
+  for (CUstream s : streams) drv->cuStreamDestroy(s);
+}
+
 TEST_F(GpuTest, ShapeMismatchIsAnErrorNamingTheField) {
   const Case c{1, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "gemv"};
   Buffers b = make(c);

@@ -163,6 +163,76 @@ TEST(GateReference, FlagsUnwrittenElements) {
   EXPECT_EQ(r.mismatches, 8);
 }
 
+// A host "kernel" for an fp8 out (groups of 128 columns): from the gated
+// values `y` (a bf16 out, or its fp32 values before the last rounding), the
+// scale max(amax, 1e-10) / 448 and the bytes e4m3(y / s), computed here with
+// the reference's e4m3 narrowing only.
+struct QuantisedOut {
+  HostTensor q;
+  std::vector<float> scales;
+};
+QuantisedOut host_fp8_out(const std::vector<float> &y, int64_t rows, int64_t cols) {
+  QuantisedOut r{make_tensor(DType::kFP8E4M3, rows, cols, cols), {}};
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t g = 0; g < cols / 128; ++g) {
+      float amax = 0;
+      for (int64_t j = 0; j < 128; ++j) amax = std::max(amax, std::fabs(y[size_t(m * cols + g * 128 + j)]));
+      const float s = std::max(amax, 1e-10f) / 448.0f;
+      r.scales.push_back(s);
+      for (int64_t j = 0; j < 128; ++j) {
+        const int64_t n = g * 128 + j;
+        r.q.bytes[size_t(m * cols + n)] = f32_to_e4m3(std::clamp(y[size_t(m * cols + n)] / s, -448.0f, 448.0f));
+      }
+    }
+  return r;
+}
+
+// The fp8-out check accepts the quantisation of the bf16 gated values and
+// rejects: the quantisation of the unrounded fp32 products (a kernel that
+// skips the last boundary rounding), a scale one ulp off, a byte one code off,
+// and the poison.
+TEST(GateReference, Fp8OutQuantisationIsChecked) {
+  constexpr int64_t kRows = 2, kCols = 256;
+  HostTensor h = make_tensor(DType::kBF16, kRows, 1, 1), w = make_tensor(DType::kBF16, kCols, 1, 1),
+             a = make_tensor(DType::kBF16, kRows, kCols, kCols);
+  h.set(0, 0, 1.0078125f);
+  h.set(1, 0, -0.75f);
+  for (int64_t n = 0; n < kCols; ++n) w.set(n, 0, 0.5f + 0.0078125f * float(n % 97));
+  fill_random(a, 3.0f, 7);
+  GateProblem p{Activation::kSigmoid, Rounding::kBoundary, &h, &w, &a};
+  const HostTensor gated = host_kernel(h, w, a, /*boundary=*/true);
+  ASSERT_EQ(check_gate(p, gated).mismatches, 0);
+  std::vector<float> y, unrounded;
+  for (int64_t m = 0; m < kRows; ++m)
+    for (int64_t n = 0; n < kCols; ++n) {
+      y.push_back(gated.at(m, n));
+      // The same product before its rounding to bf16.
+      const float proj = bf16_to_f32(f32_to_bf16(h.at(m, 0) * w.at(n, 0)));
+      const float g = bf16_to_f32(f32_to_bf16(1.0f / (1.0f + std::exp(-proj))));
+      unrounded.push_back(g * a.at(m, n));
+    }
+  const QuantisedOut right = host_fp8_out(y, kRows, kCols);
+  const CheckResult ok = check_gate_fp8_out(p, right.q, right.scales);
+  EXPECT_EQ(ok.mismatches, 0) << ok.first_failure;
+  EXPECT_EQ(ok.checked, kRows * kCols + kRows * 2);
+  EXPECT_GT(ok.exact_required, kRows * kCols / 2);
+
+  const QuantisedOut skipped = host_fp8_out(unrounded, kRows, kCols);
+  EXPECT_GT(check_gate_fp8_out(p, skipped.q, skipped.scales).mismatches, 0)
+      << "a quantisation of the unrounded products passed";
+  QuantisedOut scale_off = right;
+  scale_off.scales[1] = std::nextafter(scale_off.scales[1], 1.0f);
+  EXPECT_GT(check_gate_fp8_out(p, scale_off.q, scale_off.scales).mismatches, 0) << "a scale one ulp off passed";
+  QuantisedOut byte_off = right;
+  byte_off.q.bytes[300] = uint8_t(byte_off.q.bytes[300] ^ 1);
+  EXPECT_EQ(check_gate_fp8_out(p, byte_off.q, byte_off.scales).mismatches, 1) << "a byte one code off passed";
+  QuantisedOut poisoned = right;
+  poisoned.q.bytes[5] = 0x7f;
+  poisoned.scales[3] = NAN;
+  const CheckResult unwritten = check_gate_fp8_out(p, poisoned.q, poisoned.scales);
+  EXPECT_EQ(unwritten.unwritten, 2);
+}
+
 // A host "kernel" for an fp8 weight with bf16 hidden/attn/out and the
 // boundary roundings: weight (n, k) is the decoded e4m3 value times
 // scale_of(n, k) in fp32 (the dequantised weight), or, with `scale_after`,
