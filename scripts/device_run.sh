@@ -127,6 +127,8 @@ if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   python3 bench/target_probe.py --out "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" | tail -12
   step "benchmark"
   PYTHONPATH=python python3 bench/gpu_bench.py --out "$OUT/bench.json" --md "$OUT/bench.md" 2>&1 | tee "$OUT/bench.log" | tail -30
+  step "fp8 out benchmark (issue 20)"
+  PYTHONPATH=python python3 bench/fp8_out_bench.py --out "$OUT/fp8_out.json" --md "$OUT/fp8_out.md" 2>&1 | tee "$OUT/fp8_out.log" | tail -16
 fi
 # The device tool brings back at most 8 files: keep the tables, pack the logs.
 (cd "$OUT" && tar czf logs.tar.gz --remove-files *.log *.txt 2>/dev/null)

@@ -213,7 +213,7 @@ class Runtime:
     # -- tensors ---------------------------------------------------------------
 
     def gate_epilogue(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-                      *, weight_scale=None):
+                      *, weight_scale=None, out_scale=None):
         """``out = act(hidden @ weight.T) * attn``, launched on the current torch stream.
 
         Args:
@@ -231,6 +231,13 @@ class Runtime:
                 layout, vLLM's ``weight_scale_inv``). The weight's value is
                 its fp8 value times its scale; the projection is accumulated
                 in fp32, everything after it is as for a bf16/f16 weight.
+            out_scale: for a torch.float8_e4m3fn out (and only then): the
+                torch.float32 tensor [M, N / 128] (packed, same device) the
+                kernel writes the scales to, one per row and 128 columns
+                (vLLM's per_token_group_quant_fp8 layout; N a multiple of
+                128). With y the gated value in attn's dtype: scale =
+                max(max |y| of the group, 1e-10) / 448, out = e4m3(y / scale).
+                An fp8 out may not be attn.
 
         All tensors: same dtype (bfloat16, float16 or float32), except that the
         weight may be torch.float8_e4m3fn (with weight_scale) for bfloat16 /
@@ -243,13 +250,13 @@ class Runtime:
         if out is None:
             torch = _torch()
             if not isinstance(attn, torch.Tensor):
-                _Call(hidden, weight, attn, out, act, rounding, weight_scale)  # raises, naming the argument
+                _Call(hidden, weight, attn, out, act, rounding, weight_scale, out_scale)  # raises, naming the argument
             out = torch.empty(attn.shape, dtype=attn.dtype, device=attn.device)
-        self._launcher.launch(hidden, weight, attn, out, act, rounding, weight_scale)
+        self._launcher.launch(hidden, weight, attn, out, act, rounding, weight_scale, out_scale)
         return out
 
     def prepare(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-                *, weight_scale=None) -> None:
+                *, weight_scale=None, out_scale=None) -> None:
         """Resolves and loads the kernel of this call without launching it.
 
         Call it before capturing the call in a CUDA graph: the first call of a
@@ -258,7 +265,7 @@ class Runtime:
         prepares for the packed output gate_epilogue allocates. Shapes only
         known as numbers: :func:`gatejit.prepare_for`.
         """
-        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale)
+        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale, out_scale)
         if not call.empty:
             self._launcher.prepare_args(call.args, "prepare")
 
@@ -272,9 +279,9 @@ class Runtime:
         return self._launcher.launch_count
 
     def explain(self, hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-                *, weight_scale=None) -> str:
+                *, weight_scale=None, out_scale=None) -> str:
         """Which kernel path this call takes and why, e.g. "specialised gemv from bundle kernels.gjb"."""
-        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale)
+        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale, out_scale)
         if call.empty:
             return "nothing to compute: M or N is 0"
         return self._explain_args(call.args)
@@ -305,7 +312,7 @@ def default_runtime() -> Runtime:
 
 
 def gate_epilogue(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-                  *, runtime: Optional[Runtime] = None, weight_scale=None):
+                  *, runtime: Optional[Runtime] = None, weight_scale=None, out_scale=None):
     """``act(hidden @ weight.T) * attn``; see :meth:`Runtime.gate_epilogue` for the arguments.
 
     On the default runtime this goes through the torch custom ops
@@ -315,8 +322,10 @@ def gate_epilogue(hidden, weight, attn, out=None, act: str = "sigmoid", rounding
     ``runtime=`` it calls that runtime directly (eager only).
     """
     if runtime is not None:
-        return runtime.gate_epilogue(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale)
-    return _ops_module().gate_epilogue(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale)
+        return runtime.gate_epilogue(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale,
+                                     out_scale=out_scale)
+    return _ops_module().gate_epilogue(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale,
+                                       out_scale=out_scale)
 
 
 def launch_count() -> int:
@@ -325,16 +334,17 @@ def launch_count() -> int:
 
 
 def prepare(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-            *, runtime: Optional[Runtime] = None, weight_scale=None) -> None:
+            *, runtime: Optional[Runtime] = None, weight_scale=None, out_scale=None) -> None:
     """Resolve and load without launching (before CUDA graph capture); see :meth:`Runtime.prepare`."""
-    (runtime or default_runtime()).prepare(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale)
+    (runtime or default_runtime()).prepare(hidden, weight, attn, out, act, rounding, weight_scale=weight_scale,
+                                           out_scale=out_scale)
 
 
 def explain(hidden, weight, attn, out=None, act: str = "sigmoid", rounding: str = "boundary",
-            *, runtime: Optional[Runtime] = None, weight_scale=None) -> str:
+            *, runtime: Optional[Runtime] = None, weight_scale=None, out_scale=None) -> str:
     """Which kernel path the call takes and why; see :meth:`Runtime.explain`."""
     return (runtime or default_runtime()).explain(hidden, weight, attn, out, act, rounding,
-                                                  weight_scale=weight_scale)
+                                                  weight_scale=weight_scale, out_scale=out_scale)
 
 
 def load_bundle(path: PathLike) -> None:

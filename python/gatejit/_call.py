@@ -124,6 +124,50 @@ def check_weight_scale(weight_scale, weight, n: int, k: int, device) -> Optional
     return rows, cols
 
 
+#: Columns of an fp8 out that share one scale (out_scale: [M, N / 128]).
+OUT_GROUP = 128
+
+
+def check_out_scale(out_scale, out, m: int, n: int, device) -> bool:
+    """Checks out_scale against an [m, n] out: required (torch.float32 [m, n / 128],
+    contiguous, same device) for a torch.float8_e4m3fn out, refused for any other.
+    Returns whether the out is fp8. Raises GatejitArgumentError naming the argument."""
+    torch = _torch()
+    fp8 = fp8_dtype()
+    is_fp8 = out is not None and fp8 is not None and out.dtype == fp8
+    shape = (m, n // OUT_GROUP)
+    if out_scale is None:
+        if is_fp8:
+            raise GatejitArgumentError(
+                "out_scale", f"out is {out.dtype}: out_scale is required (torch.float32 [M, N / 128] = "
+                f"{list(shape)}, written by the kernel: one scale per row and 128 columns)")
+        return False
+    if not isinstance(out_scale, torch.Tensor):
+        raise GatejitArgumentError(
+            "out_scale", f"out_scale: expected a torch.Tensor or None, got {type(out_scale).__name__}")
+    if not is_fp8:
+        raise GatejitArgumentError(
+            "out_scale", "out_scale is given but out is not torch.float8_e4m3fn: scales belong to an fp8 out only "
+            "(pass out_scale=None)")
+    if n % OUT_GROUP:
+        raise GatejitArgumentError(
+            "out", f"out has {n} columns: an fp8 out is quantised in groups of 128 columns (N a multiple of 128)")
+    if out_scale.dtype != torch.float32:
+        raise GatejitArgumentError("out_scale", f"out_scale.dtype = {out_scale.dtype}: must be torch.float32")
+    if out_scale.device != device:
+        raise GatejitArgumentError(
+            "out_scale", f"out_scale is on device '{out_scale.device}' but hidden is on '{device}': "
+            "all tensors must be on the same CUDA device")
+    if tuple(int(d) for d in out_scale.shape) not in (shape, shape[1:] if m == 1 else shape):
+        raise GatejitArgumentError(
+            "out_scale", f"out_scale has shape {tuple(out_scale.shape)}: expected [M, N / 128] = {list(shape)}")
+    if not out_scale.is_contiguous():
+        raise GatejitArgumentError(
+            "out_scale", f"out_scale has strides {tuple(out_scale.stride())}: it must be packed; pass "
+            "out_scale.contiguous()")
+    return True
+
+
 def _choice(argument: str, value: Any, allowed: Mapping[str, int]) -> int:
     if isinstance(value, str) and value in allowed:
         return allowed[value]
@@ -140,12 +184,12 @@ def _dtype_mismatch(name: str, t, hidden) -> None:
     )
 
 
-def _check_fp8_activations(weight, hidden) -> None:
-    """An fp8 weight goes with bf16 / f16 activations only."""
+def _check_fp8_activations(weight, hidden, name: str = "weight") -> None:
+    """An fp8 weight (or out) goes with bf16 / f16 activations only."""
     if _dtype_codes().get(hidden.dtype) not in _FP8_ACTIVATION_CODES:
         raise GatejitArgumentError(
-            "weight",
-            f"weight.dtype = {weight.dtype} needs bfloat16 or float16 hidden, attn and out; "
+            name,
+            f"{name}.dtype = {weight.dtype} needs bfloat16 or float16 hidden and attn; "
             f"hidden.dtype = {hidden.dtype}",
         )
 
@@ -178,7 +222,7 @@ class _Call:
 
     __slots__ = ("args", "device", "empty")
 
-    def __init__(self, hidden, weight, attn, out, act, rounding, weight_scale=None):
+    def __init__(self, hidden, weight, attn, out, act, rounding, weight_scale=None, out_scale=None):
         torch = _torch()
         act_code = _choice("act", act, ACTIVATIONS)
         rounding_code = _choice("rounding", rounding, ROUNDINGS)
@@ -191,14 +235,17 @@ class _Call:
                 raise GatejitArgumentError(name, f"{name}: expected a torch.Tensor, got {type(t).__name__}")
         fp8 = fp8_dtype()
         for name, t in named:
-            if t.dtype not in codes or (t.dtype == fp8 and name != "weight"):
+            if t.dtype not in codes or (t.dtype == fp8 and name not in ("weight", "out")):
                 raise GatejitArgumentError(
                     name, f"{name}.dtype = {t.dtype}: allowed are torch.bfloat16, torch.float16, torch.float32"
-                    + (" (and torch.float8_e4m3fn for weight, with weight_scale)" if fp8 is not None else ""))
+                    + (" (and torch.float8_e4m3fn for weight, with weight_scale, and for out, with out_scale)"
+                       if fp8 is not None else ""))
         if fp8 is not None and weight.dtype == fp8:
             _check_fp8_activations(weight, hidden)
+        if fp8 is not None and out is not None and out.dtype == fp8:
+            _check_fp8_activations(out, hidden, "out")
         for name, t in named[1:]:
-            if t.dtype != hidden.dtype and not (name == "weight" and t.dtype == fp8):
+            if t.dtype != hidden.dtype and not (name in ("weight", "out") and t.dtype == fp8):
                 _dtype_mismatch(name, t, hidden)
         if hidden.device.type != "cuda":
             raise GatejitArgumentError(
@@ -243,6 +290,9 @@ class _Call:
                 "out", "out shares attn's memory with different strides: pass out=attn itself, or a separate tensor"
             )
         scale_shape = check_weight_scale(weight_scale, weight, n, k, hidden.device)
+        fp8_out = check_out_scale(out_scale, out, m, n, hidden.device)
+        if fp8_out and out.data_ptr() == attn.data_ptr():
+            raise GatejitArgumentError("out", "an fp8 out may not be attn (in place is for a bfloat16 / float16 out)")
 
         self.device = hidden.device
         self.empty = m == 0 or n == 0
@@ -260,6 +310,8 @@ class _Call:
         if scale_shape is not None:
             rows, cols = scale_shape
             args.weight_scale = _capi.Tensor(weight_scale.data_ptr(), _capi.F32, rows, cols, cols)
+        if fp8_out:
+            args.out_scale = _capi.Tensor(out_scale.data_ptr(), _capi.F32, m, n // OUT_GROUP, n // OUT_GROUP)
         args.act = act_code
         args.rounding = rounding_code
         args.device_kind = _capi.DEVICE_HIP if getattr(torch.version, "hip", None) else _capi.DEVICE_CUDA
@@ -291,4 +343,5 @@ def contract_key(args: _capi.GateArgs) -> tuple:
     def part(t: _capi.Tensor):
         return (t.dtype, t.rows, t.cols, t.ld, (t.data or 0) & _ALIGN_MASK)
     return (part(args.hidden), part(args.weight), part(args.attn), part(args.out),
-            args.act, args.rounding, args.device_kind, args.device_ordinal, part(args.weight_scale))
+            args.act, args.rounding, args.device_kind, args.device_ordinal, part(args.weight_scale),
+            part(args.out_scale))

@@ -27,14 +27,14 @@ from ._capi import GatejitArgumentError, GatejitError
 
 # Byte offsets of the fields written per call (see _capi.check_layout).
 _OFFSETS = {name: getattr(_capi.GateArgs, name).offset
-            for name in ("hidden", "weight", "attn", "out", "stream", "weight_scale")}
+            for name in ("hidden", "weight", "attn", "out", "stream", "weight_scale", "out_scale")}
 _MAX_ENTRIES = 4096  # per thread; cleared when exceeded (a new layout then pays its first-call cost again)
 
 
 class _Entry:
     """The prebuilt descriptors of one layout and views of the fields written per call."""
 
-    __slots__ = ("args", "ref", "hidden", "weight", "attn", "out", "stream", "scale", "device", "empty",
+    __slots__ = ("args", "ref", "hidden", "weight", "attn", "out", "stream", "scale", "out_scale", "device", "empty",
                  "alias_check")
 
     def __init__(self, call: _Call, alias_check: bool):
@@ -52,6 +52,7 @@ class _Entry:
         self.out = ctypes.c_void_p.from_buffer(args, _OFFSETS["out"])
         self.stream = ctypes.c_void_p.from_buffer(args, _OFFSETS["stream"])
         self.scale = ctypes.c_void_p.from_buffer(args, _OFFSETS["weight_scale"])
+        self.out_scale = ctypes.c_void_p.from_buffer(args, _OFFSETS["out_scale"])
 
 
 class _ThreadState:
@@ -122,9 +123,10 @@ class Launcher:
 
     # -- launching -------------------------------------------------------------------
 
-    def launch(self, hidden, weight, attn, out, act: str, rounding: str, weight_scale=None) -> None:
+    def launch(self, hidden, weight, attn, out, act: str, rounding: str, weight_scale=None, out_scale=None) -> None:
         """``out = act(hidden @ weight.T) * attn`` on torch's current stream of the tensors' device
-        (the weight's value is weight * weight_scale for an fp8 weight)."""
+        (the weight's value is weight * weight_scale for an fp8 weight; an fp8 out's scales go to
+        out_scale)."""
         try:
             state = self._local.state
         except AttributeError:
@@ -137,18 +139,27 @@ class Launcher:
                 sp = weight_scale.data_ptr()
                 scale_key = (weight_scale.shape, weight_scale.stride(), weight_scale.dtype,
                              weight_scale.get_device(), sp & _ALIGN_MASK)
+            if out_scale is None:
+                osp, out_scale_key = 0, None
+            else:
+                osp = out_scale.data_ptr()
+                out_scale_key = (out_scale.shape, out_scale.stride(), out_scale.dtype, out_scale.get_device(),
+                                 osp & _ALIGN_MASK)
             key = (hidden.shape, hidden.stride(), weight.shape, weight.stride(), attn.shape, attn.stride(),
                    out.shape, out.stride(), hidden.dtype, weight.dtype, attn.dtype, out.dtype,
                    hidden.get_device(), weight.get_device(), attn.get_device(), out.get_device(),
-                   act, rounding, hp & _ALIGN_MASK, wp & _ALIGN_MASK, ap & _ALIGN_MASK, op & _ALIGN_MASK, scale_key)
+                   act, rounding, hp & _ALIGN_MASK, wp & _ALIGN_MASK, ap & _ALIGN_MASK, op & _ALIGN_MASK, scale_key,
+                   out_scale_key)
             entry = state.entries.get(key)
         except (AttributeError, TypeError, RuntimeError):
             # Not tensors, or tensors without storage: the full checks say which argument.
             key, entry = None, None
         if entry is None:
-            entry = self._first_call(state, key, hidden, weight, attn, out, act, rounding, weight_scale)
+            entry = self._first_call(state, key, hidden, weight, attn, out, act, rounding, weight_scale, out_scale)
         if entry.empty:
             return
+        if osp and ap == op:
+            raise GatejitArgumentError("out", "an fp8 out may not be attn (in place is for a bfloat16 / float16 out)")
         if entry.alias_check and ap == op:
             raise GatejitArgumentError(
                 "out", "out shares attn's memory with different strides: pass out=attn itself, or a separate tensor")
@@ -158,15 +169,18 @@ class Launcher:
         entry.out.value = op
         if sp:
             entry.scale.value = sp
+        if osp:
+            entry.out_scale.value = osp
         entry.stream.value = self._raw_stream(entry.device) or None
         status = self._launch_fn(self._runtime.handle, entry.ref)
         if status:
             _capi.check(status, "gate_epilogue")
         state.launches += 1
 
-    def _first_call(self, state: _ThreadState, key, hidden, weight, attn, out, act, rounding, weight_scale) -> _Entry:
+    def _first_call(self, state: _ThreadState, key, hidden, weight, attn, out, act, rounding, weight_scale,
+                    out_scale=None) -> _Entry:
         # raises GatejitArgumentError naming the argument
-        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale)
+        call = _Call(hidden, weight, attn, out, act, rounding, weight_scale, out_scale)
         if key is None:  # pragma: no cover - _Call rejects what made the key fail
             raise GatejitError("gate_epilogue: could not describe the arguments", _capi.INVALID_ARGUMENT)
         if self._raw_stream is None:

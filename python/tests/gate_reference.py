@@ -226,3 +226,35 @@ def assert_matches(got, hidden, weight, attn, act, gen, what, rounding="boundary
         problems.append(f"only {frac_exact:.4%} bit-exact (< {MIN_EXACT:.0%})")
     assert not problems, f"{context}: " + "; ".join(problems) + \
         f" (bit-exact {frac_exact:.4%}, max difference {max_ulp} ulps)"
+
+
+def assert_fp8_out_matches(q, scale, hidden, weight, attn, act, gen, what, rounding="boundary", weight_scale=None):
+    """Checks an fp8 out `q` [M, N] (torch.float8_e4m3fn) and its scales [M, N / 128]
+    against the contract (docs/contract.md, "fp8 out"): each group's scale lies
+    between max(amax, 1e-10) / 448 of the smallest and the largest maximum the
+    gated values' intervals allow, and each byte between the e4m3 values of its
+    interval's ends divided by the kernel's scale (both are monotonic); where
+    the intervals are single values, bit for bit."""
+    context = f"{what} [seed {gen.initial_seed()}]"
+    m, n = attn.shape[0], weight.shape[0]
+    _, lo, hi = reference(hidden.reshape(m, -1), weight, attn.reshape(m, n), act, rounding, weight_scale)
+    s = scale.reshape(m, n // 128).double()
+    assert bool(torch.isfinite(s).all()), f"{context}: scales not written (NaN)"
+    low_abs = torch.where((lo <= 0) & (hi >= 0), torch.zeros_like(lo), torch.minimum(lo.abs(), hi.abs()))
+    high_abs = torch.maximum(lo.abs(), hi.abs())
+    amax_lo = low_abs.reshape(m, -1, 128).amax(-1).float()
+    amax_hi = high_abs.reshape(m, -1, 128).amax(-1).float()
+    s_lo = (torch.clamp(amax_lo, min=1e-10) / 448.0).double()
+    s_hi = (torch.clamp(amax_hi, min=1e-10) / 448.0).double()
+    bad_s = (s < s_lo) | (s > s_hi)
+    assert not bool(bad_s.any()), f"{context}: {int(bad_s.sum())} scales outside [{s_lo[bad_s][0]}, {s_hi[bad_s][0]}]"
+    s32 = scale.reshape(m, n // 128).float().repeat_interleave(128, 1)
+
+    def quant(y):
+        return (y.float() / s32).clamp(-448.0, 448.0).to(FP8).double()
+
+    got = q.reshape(m, n).double()
+    assert bool(torch.isfinite(got).all()), f"{context}: fp8 outputs not written (NaN)"
+    q_lo, q_hi = quant(lo), quant(hi)
+    bad = (got < q_lo) | (got > q_hi)
+    assert not bool(bad.any()), f"{context}: {int(bad.sum())} of {got.numel()} fp8 outputs outside their interval"

@@ -19,7 +19,8 @@ torch, gatejit = require("the gatejit op tests")
 import torch._dynamo  # noqa: E402
 
 from gatejit import GatejitArgumentError, GatejitError  # noqa: E402
-from gate_reference import FP8, assert_matches, make_fp8_inputs, make_inputs, poisoned_like  # noqa: E402
+from gate_reference import (FP8, assert_fp8_out_matches, assert_matches, make_fp8_inputs, make_inputs,  # noqa: E402
+                            poisoned_like)
 
 N, K = 1536, 7168  # the seed shape; the test bundle has its kernels for bf16/f16 and its dynamic-M buckets
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
@@ -33,7 +34,7 @@ needs_fp8 = pytest.mark.skipif(FP8 is None, reason=f"torch {torch.__version__} h
 
 def test_ops_are_registered_with_exact_mutation():
     """Each op mutates exactly what it says: nothing, `out`, `attn`."""
-    expected = {"gate_epilogue": set(), "gate_epilogue_out": {"out"}, "gate_epilogue_inplace": {"attn"}}
+    expected = {"gate_epilogue": set(), "gate_epilogue_out": {"out", "out_scale"}, "gate_epilogue_inplace": {"attn"}}
     for name, mutated in expected.items():
         schema = OPS[name]._schema
         written = {a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write}
@@ -44,16 +45,22 @@ def test_ops_are_registered_with_exact_mutation():
 
 
 def test_schemas_take_an_optional_weight_scale():
-    """Every op ends with `Tensor? weight_scale=None` (after act and rounding,
-    so calls without it keep their positions), and the registered schema is
-    the one written in gatejit.ops.SCHEMAS."""
+    """Every op takes `Tensor? weight_scale=None` right after act and rounding
+    (so calls without it keep their positions), the out op then `Tensor(b!)?
+    out_scale=None` (written: an fp8 out's scales), and the registered schema
+    is the one written in gatejit.ops.SCHEMAS."""
     for name in gatejit.ops.OP_NAMES:
         schema = OPS[name]._schema
-        last = schema.arguments[-1]
+        arguments = list(schema.arguments)
+        if name == "gate_epilogue_out":
+            out_scale = arguments.pop()
+            assert out_scale.name == "out_scale" and out_scale.default_value is None, str(schema)
+            assert out_scale.alias_info is not None and out_scale.alias_info.is_write, str(schema)
+        last = arguments[-1]
         assert last.name == "weight_scale", f"{name}: {schema}"
         assert last.type.kind() == "OptionalType" and last.type.getElementType().kind() == "TensorType", str(schema)
         assert last.default_value is None and last.alias_info is None, f"{name}: {schema}"
-        assert [a.name for a in schema.arguments[-3:-1]] == ["act", "rounding"], f"{name}: {schema}"
+        assert [a.name for a in arguments[-3:-1]] == ["act", "rounding"], f"{name}: {schema}"
         written = torch._C.parse_schema(f"gatejit::{name}{gatejit.ops.SCHEMAS[name]}")
         assert str(schema) == str(written), f"{schema} vs {written}"
 
@@ -303,6 +310,53 @@ def test_compile_fullgraph_fp8(gen, dynamic):
         what = f"compiled fp8 {layout} dynamic={dynamic} m={m}"
         for name, got in (("functional", got_functional), ("out", out), ("in place", in_place)):
             assert_matches(got, hidden, weight, attn, "sigmoid", gen, f"{what} {name}", weight_scale=scale)
+
+
+def _fp8_out_buffers(m, n):
+    q = torch.full((m, n), float("nan"), device="cuda").to(FP8)  # e4m3 NaN (0x7f): the poison
+    s = torch.full((m, n // 128), float("nan"), device="cuda")
+    return q, s
+
+
+@needs_fp8
+@pytest.mark.parametrize("m", [1, 4, 16], ids=lambda m: f"m{m}")
+def test_fp8_out_eager_and_compiled(gen, m):
+    """An fp8 out with its scales (bf16 and e4m3 weights), eager and under
+    torch.compile(fullgraph=True): every byte and scale within the contract."""
+    torch._dynamo.reset()
+
+    def out_form(h, w, a, o, s):
+        gatejit.gate_epilogue(h, w, a, out=o, out_scale=s)
+        return o, s
+
+    compiled = torch.compile(out_form, fullgraph=True, dynamic=False)
+    hidden, weight, attn = make_inputs(gen, m, N, K, torch.bfloat16)
+    for form, fn in (("eager", out_form), ("compiled", compiled)):
+        q, s = _fp8_out_buffers(m, N)
+        fn(hidden, weight, attn, q, s)
+        torch.cuda.synchronize()
+        assert_fp8_out_matches(q, s, hidden, weight, attn, "sigmoid", gen, f"fp8 out {form} m={m}")
+    hidden, w8, scale, attn = make_fp8_inputs(gen, m, N, K, torch.bfloat16, "block128")
+    q, s = _fp8_out_buffers(m, N)
+    gatejit.gate_epilogue(hidden, w8, attn, out=q, weight_scale=scale, out_scale=s)
+    torch.cuda.synchronize()
+    assert_fp8_out_matches(q, s, hidden, w8, attn, "sigmoid", gen, f"fp8 weight and out m={m}", weight_scale=scale)
+
+
+@needs_fp8
+def test_fp8_out_errors_name_the_argument(gen):
+    hidden, weight, attn = make_inputs(gen, 2, N, K, torch.bfloat16)
+    q, s = _fp8_out_buffers(2, N)
+    cases = [
+        (dict(out=q), "out_scale", "required"),
+        (dict(out=torch.empty_like(attn), out_scale=s), "out_scale", "fp8 out only"),
+        (dict(out=q, out_scale=s[:, :5]), "out_scale", "[2, 12]"),
+        (dict(out=q, out_scale=s.double()), "out_scale", "float32"),
+    ]
+    for kwargs, name, says in cases:
+        with pytest.raises(GatejitArgumentError) as e:
+            gatejit.gate_epilogue(hidden, weight, attn, **kwargs)
+        assert e.value.argument == name and says in str(e.value), str(e.value)
 
 
 def test_compile_graph_holds_the_ops():
