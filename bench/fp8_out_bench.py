@@ -44,6 +44,9 @@ def quantise_groups(torch, y):
     """vLLM's per-token-group quantisation (group 128) of y: (q, scales)."""
     m, n = y.shape
     g = y.float().reshape(m, n // 128, 128)
+    # (A CUDA tensor divided by a Python scalar: torch multiplies by the reciprocal,
+    # one ulp off the IEEE division of the contract in some groups; this is the peer
+    # timed, not the reference.)
     s = g.abs().amax(-1).clamp(min=1e-10) / 448.0
     q = (g / s.unsqueeze(-1)).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
     return q.reshape(m, n), s
