@@ -16,7 +16,7 @@
       return
     }
     func.func private @finish_elements(%out: memref<${SPAN}x${T_OUT}, #gpu.address_space<global>>, %tid: index,
-                                       %ok: i1, %o_idx: index, %row: index, %col: index, %n: index${OUT_SCALE_PARAM}) {
+                                       %ok: i1, %o_idx: index, %row: index, %col: index, %n: index${KERNEL_OUT_SCALE_PARAM}) {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c128 = arith.constant 128 : index

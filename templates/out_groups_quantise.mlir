@@ -11,7 +11,7 @@
     // [mrow0, min(mrow0 + OUT_ROW_BLOCK, M)).
     //   ${N} ${LDO} ${BANDS} (N / 128) ${OUT_BLOCK_COLS} (a divisor of 128)
     //   ${OUT_ROW_BLOCK} ${GROUP_COUNTERS} (BANDS x row blocks) ${WAVE}
-    //   ${OUT_WAVES} (waves of the workgroup) ${OUT_LANE_ELEMS} (128 / WAVE)
+    //   ${BLOCK_WAVES} (waves of the workgroup) ${OUT_LANE_ELEMS} (128 / WAVE)
     //   ${OS_SIZE} ${DEVICE_SCOPE} ${STAGE_SIZE}
     memref.global "private" @gatejit_group_arrivals : memref<${GROUP_COUNTERS}xi32, #gpu.address_space<global>> = dense<0>
     memref.global "private" @gatejit_group_last : memref<1xi32, #gpu.address_space<workgroup>>
@@ -33,7 +33,7 @@
       %row_block = arith.constant ${OUT_ROW_BLOCK} : index
       %block_cols = arith.constant ${OUT_BLOCK_COLS} : index
       %wave = arith.constant ${WAVE} : index
-      %waves = arith.constant ${OUT_WAVES} : index
+      %waves = arith.constant ${BLOCK_WAVES} : index
       %elems = arith.constant ${OUT_LANE_ELEMS} : index
       %zero_i = arith.constant 0 : i32
       %one_i = arith.constant 1 : i32

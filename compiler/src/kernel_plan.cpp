@@ -68,7 +68,6 @@ void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t bloc
   P["T_OUT"] = fp8 ? "i8" : mlir_type(c.dtype());
   P["OS_SIZE"] = scale_extent;
   P["KERNEL_OUT_SCALE_PARAM"] = fp8 ? ", %out_scale: " + memref : "";
-  P["OUT_SCALE_PARAM"] = P["KERNEL_OUT_SCALE_PARAM"];
   P["OUT_SCALE_ARG"] = fp8 ? ", %out_scale" : "";
   P["OUT_SCALE_TYPE"] = fp8 ? ", " + memref : "";
   const int64_t wave = target_wave_size(c.target);
@@ -87,7 +86,6 @@ void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t bloc
     P["OUT_BLOCK_COLS"] = fmt::format("{}", block_cols);
     P["OUT_ROW_BLOCK"] = fmt::format("{}", row_block);
     P["GROUP_COUNTERS"] = fmt::format("{}", std::max<int64_t>(1, row_blocks * (c.n / kOutGroup)));
-    P["OUT_WAVES"] = fmt::format("{}", threads / wave);
     P["OUT_LANE_ELEMS"] = fmt::format("{}", kOutGroup / wave);
   }
   if (fp8) p.snippets.push_back("encode_e4m3");
@@ -1144,7 +1142,7 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning
   plan_occupancy(p, c.m_dynamic ? c.m_max : c.m);
   plan_attn_load(p);
   if (c.fp8_out() && p.kind != TemplateKind::kGeneric) {
-    const int64_t cols = std::stoll(p.params.at("OUT_BLOCK_COLS"));
+    const int64_t cols = p.facts.weight_rows_per_block;  // the block's output columns (OUT_BLOCK_COLS)
     if (kOutGroup % cols != 0)
       return internal_error(fmt::format("plan: {} workgroups of {} output columns do not tile the fp8 out's "
                                         "128-column groups", p.symbol, cols));

@@ -158,8 +158,6 @@ class Launcher:
             entry = self._first_call(state, key, hidden, weight, attn, out, act, rounding, weight_scale, out_scale)
         if entry.empty:
             return
-        if osp and ap == op:
-            raise GatejitArgumentError("out", "an fp8 out may not be attn (in place is for a bfloat16 / float16 out)")
         if entry.alias_check and ap == op:
             raise GatejitArgumentError(
                 "out", "out shares attn's memory with different strides: pass out=attn itself, or a separate tensor")

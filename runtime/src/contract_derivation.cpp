@@ -38,11 +38,15 @@ Status check_dim(const char *field, int64_t got, const char *what, int64_t want)
 
 }  // namespace
 
+int64_t element_bytes(const gatejit_tensor_t &t) {
+  return t.dtype == GATEJIT_F32 ? 4 : t.dtype == GATEJIT_FP8_E4M3 ? 1 : 2;
+}
+
 namespace {
 int64_t lowest_alignment(std::initializer_list<const gatejit_tensor_t *> tensors) {
   uint64_t bits = 256;
   for (const gatejit_tensor_t *t : tensors) {
-    const uint64_t eb = t->dtype == GATEJIT_F32 ? 4 : t->dtype == GATEJIT_FP8_E4M3 ? 1 : 2;
+    const uint64_t eb = uint64_t(element_bytes(*t));
     bits |= uint64_t(reinterpret_cast<uintptr_t>(t->data));
     if (t->rows > 1) bits |= uint64_t(t->ld) * eb;  // a single row has no stride to honour
   }
@@ -106,13 +110,13 @@ StatusOr<OutScale> out_scale_of(const gatejit_gate_args_t &a, DType out, int64_t
     return invalid_argument("out_scale.ld = " + std::to_string(s.ld) + ": scales are packed (ld = cols = " +
                             std::to_string(s.cols) + ")");
   if (reinterpret_cast<uintptr_t>(s.data) % 4 != 0) return invalid_argument("out_scale.data is not 4-byte aligned");
-  const auto span = [](const gatejit_tensor_t &t, int64_t eb) {
+  const auto span = [](const gatejit_tensor_t &t) {
     const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
-    return std::pair{begin, begin + uintptr_t(((t.rows - 1) * t.ld + t.cols) * eb)};
+    return std::pair{begin, begin + uintptr_t(((t.rows - 1) * t.ld + t.cols) * element_bytes(t))};
   };
-  const auto [o0, o1] = span(a.out, 1);
-  const auto [a0, a1] = span(a.attn, a.attn.dtype == GATEJIT_F32 ? 4 : 2);
-  const auto [s0, s1] = span(s, 4);
+  const auto [o0, o1] = span(a.out);
+  const auto [a0, a1] = span(a.attn);
+  const auto [s0, s1] = span(s);
   if (o0 < a1 && a0 < o1)
     return invalid_argument("out: an fp8_e4m3 out may not overlap attn (in place is for a bf16 / f16 out)");
   if (s0 < a1 && a0 < s1) return invalid_argument("out_scale: may not overlap attn");

@@ -8,6 +8,9 @@
 
 namespace gatejit {
 
+// Bytes of one element of a C API tensor (its dtype already checked).
+int64_t element_bytes(const gatejit_tensor_t &t);
+
 // Largest power of two (<= 256) that divides every address and byte stride.
 int64_t provable_alignment(const gatejit_gate_args_t &args);
 

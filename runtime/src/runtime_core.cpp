@@ -267,13 +267,13 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   // limit), so a long prefill is several launches over row ranges.
   constexpr int64_t kMaxGridY = 65535;
   const int64_t total_m = v.m;
-  const auto bytes = [](const gatejit_tensor_t &t) { return size_t(t.dtype == GATEJIT_F32 ? 4 : t.dtype == GATEJIT_FP8_E4M3 ? 1 : 2); };
   for (int64_t m0 = 0; m0 < total_m; m0 += kMaxGridY) {
     v.m = std::min(kMaxGridY, total_m - m0);
-    v.hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * v.ld_hidden) * bytes(args.hidden);
-    v.attn = static_cast<char *>(args.attn.data) + size_t(m0 * v.ld_attn) * bytes(args.attn);
-    v.out = static_cast<char *>(args.out.data) + size_t(m0 * v.ld_out) * bytes(args.out);
-    if (v.out_scale) v.out_scale = static_cast<char *>(args.out_scale.data) + size_t(m0 * args.out_scale.ld) * 4;
+    v.hidden = static_cast<char *>(args.hidden.data) + size_t(m0 * v.ld_hidden * element_bytes(args.hidden));
+    v.attn = static_cast<char *>(args.attn.data) + size_t(m0 * v.ld_attn * element_bytes(args.attn));
+    v.out = static_cast<char *>(args.out.data) + size_t(m0 * v.ld_out * element_bytes(args.out));
+    if (v.out_scale)
+      v.out_scale = static_cast<char *>(args.out_scale.data) + size_t(m0 * args.out_scale.ld * element_bytes(args.out_scale));
     GATEJIT_RETURN_IF_ERROR(k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(v.n), uint32_t(v.m), 1}, block,
                                               k.geometry.shared_bytes, args.stream, params.data()));
   }

@@ -304,13 +304,13 @@ namespace {
 // between its ends' (an interval may hold thousands of 16-bit values where
 // a tiny projection makes the activation's interval wide).
 float quantise_ref(double y, float s) {
-  const float q = std::clamp(float(y) / s, -448.0f, 448.0f);
+  const float q = std::clamp(float(y) / s, -kFp8Max, kFp8Max);
   return e4m3_to_f32(f32_to_e4m3(q));
 }
 
 }  // namespace
 
-float out_group_scale(float amax) { return std::max(amax, 1e-10f) / 448.0f; }
+float out_group_scale(float amax) { return std::max(amax, kOutScaleEps) / kFp8Max; }
 
 CheckResult check_gate_fp8_out(const GateProblem &p, const HostTensor &q, const std::vector<float> &scales) {
   const int64_t M = p.hidden->rows, N = p.weight->rows, G = N / kOutGroup;
