@@ -10,8 +10,10 @@
     // outputs are the columns [col0, col0 + OUT_BLOCK_COLS) of the rows
     // [mrow0, min(mrow0 + OUT_ROW_BLOCK, M)).
     //   ${N} ${LDO} ${BANDS} (N / 128) ${OUT_BLOCK_COLS} (a divisor of 128)
-    //   ${OUT_ROW_BLOCK} ${GROUP_COUNTERS} (BANDS x row blocks) ${WAVE}
-    //   ${BLOCK_WAVES} (waves of the workgroup) ${OUT_LANE_ELEMS} (128 / WAVE)
+    //   ${OUT_ROW_BLOCK} ${GROUP_COUNTERS} (BANDS x row blocks)
+    //   ${OUT_VEC} (16 bytes of ${T}) ${OUT_ROW_LANES} (128 / OUT_VEC)
+    //   ${OUT_PASS_ROWS} (threads / OUT_ROW_LANES) ${OUT_PASSES} (row block
+    //   / OUT_PASS_ROWS, rounded up) ${OUT_LDO_WIDE} (LDO a multiple of 8)
     //   ${OS_SIZE} ${DEVICE_SCOPE} ${STAGE_SIZE}
     memref.global "private" @gatejit_group_arrivals : memref<${GROUP_COUNTERS}xi32, #gpu.address_space<global>> = dense<0>
     memref.global "private" @gatejit_group_last : memref<1xi32, #gpu.address_space<workgroup>>
@@ -32,9 +34,6 @@
       %bands = arith.constant ${BANDS} : index
       %row_block = arith.constant ${OUT_ROW_BLOCK} : index
       %block_cols = arith.constant ${OUT_BLOCK_COLS} : index
-      %wave = arith.constant ${WAVE} : index
-      %waves = arith.constant ${BLOCK_WAVES} : index
-      %elems = arith.constant ${OUT_LANE_ELEMS} : index
       %zero_i = arith.constant 0 : i32
       %one_i = arith.constant 1 : i32
       %rows_left = arith.subi %m_i, %mrow0 : index
@@ -66,47 +65,87 @@
       scf.if %last {
         func.call @out_fence_device() : () -> ()
         %stage = memref.get_global @gatejit_out_stage : memref<${STAGE_SIZE}x${T}, #gpu.address_space<global>>
-        %lane = arith.remui %tid, %wave : index
-        %w = arith.divui %tid, %wave : index
+        %row_lanes = arith.constant ${OUT_ROW_LANES} : index
+        %vec = arith.constant ${OUT_VEC} : index
+        %pass_rows = arith.constant ${OUT_PASS_ROWS} : index
+        %passes = arith.constant ${OUT_PASSES} : index
+        %c8 = arith.constant 8 : index
+        %last_row = arith.subi %rows, %c1 : index
+        // A row's 128 values are OUT_ROW_LANES lanes of OUT_VEC (16 bytes
+        // each); the workgroup covers OUT_PASS_ROWS rows at once and reads
+        // every pass's rows before it waits (one round trip, not one a row).
+        // Rows past the block's read its last row and are never stored.
+        %lane = arith.remui %tid, %row_lanes : index
+        %row_in_pass = arith.divui %tid, %row_lanes : index
         %band_col = arith.muli %band, %c128 : index
-        %lane_col = arith.muli %lane, %elems : index
+        %lane_col = arith.muli %lane, %vec : index
         %col = arith.addi %band_col, %lane_col : index
-        // One wave a row: each lane holds OUT_LANE_ELEMS consecutive values,
-        // the wave's maximum of |y| gives the scale. The maximum is taken on
-        // the bits (|y| >= 0 orders as its bit pattern; NaN wins): float
-        // max would become a device-library call on NVVM.
-        scf.for %r = %w to %rows step %waves {
-          %row = arith.addi %mrow0, %r : index
+        %y_zero = arith.constant dense<0.0> : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
+        %ys = scf.for %p = %c0 to %passes step %c1 iter_args(%acc = %y_zero) -> (vector<${OUT_PASSES}x${OUT_VEC}x${T}>) {
+          %pr = arith.muli %p, %pass_rows : index
+          %r = arith.addi %pr, %row_in_pass : index
+          %r_c = arith.minui %r, %last_row : index
+          %row = arith.addi %mrow0, %r_c : index
           %s_row = arith.muli %row, %n : index
           %s_idx = arith.addi %s_row, %col : index
-          %y = vector.load %stage[%s_idx] : memref<${STAGE_SIZE}x${T}, #gpu.address_space<global>>, vector<${OUT_LANE_ELEMS}x${T}>
-          %local = scf.for %e = %c0 to %elems step %c1 iter_args(%m = %zero_i) -> (i32) {
-            %ye = vector.extract %y[%e] : ${T} from vector<${OUT_LANE_ELEMS}x${T}>
+          %y = vector.load %stage[%s_idx] {alignment = 16} : memref<${STAGE_SIZE}x${T}, #gpu.address_space<global>>, vector<${OUT_VEC}x${T}>
+          %acc2 = vector.insert %y, %acc[%p] : vector<${OUT_VEC}x${T}> into vector<${OUT_PASSES}x${OUT_VEC}x${T}>
+          scf.yield %acc2 : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
+        } {gatejit.unroll}
+        // 8-byte stores of the codes where out and its rows allow.
+        %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>> -> index
+        %o_low = arith.remui %o_ptr, %c8 : index
+        %o_ok = arith.cmpi eq, %o_low, %c0 : index
+        %ldo_ok = arith.constant ${OUT_LDO_WIDE}
+        %wide = arith.andi %o_ok, %ldo_ok : i1
+        %lead = arith.cmpi eq, %lane, %c0 : index
+        scf.for %p = %c0 to %passes step %c1 {
+          %pr = arith.muli %p, %pass_rows : index
+          %r = arith.addi %pr, %row_in_pass : index
+          %y = vector.extract %ys[%p] : vector<${OUT_VEC}x${T}> from vector<${OUT_PASSES}x${OUT_VEC}x${T}>
+          // The row's maximum of |y|, taken on the bits (|y| >= 0 orders as
+          // its bit pattern; NaN wins): float max would become a
+          // device-library call on NVVM.
+          %local = scf.for %e = %c0 to %vec step %c1 iter_args(%m = %zero_i) -> (i32) {
+            %ye = vector.extract %y[%e] : ${T} from vector<${OUT_VEC}x${T}>
             %yf = func.call @to_f32(%ye) : (${T}) -> f32
             %ya = llvm.call_intrinsic "llvm.fabs.f32"(%yf) : (f32) -> f32
             %yb = arith.bitcast %ya : f32 to i32
             %m2 = arith.maxui %m, %yb : i32
             scf.yield %m2 : i32
           } {gatejit.unroll}
-          %amax_bits = gpu.subgroup_reduce maxui %local : (i32) -> i32
+          %amax_bits = gpu.subgroup_reduce maxui %local cluster(size = ${OUT_ROW_LANES}) : (i32) -> i32
           %amax = arith.bitcast %amax_bits : i32 to f32
           %s = func.call @group_scale(%amax) : (f32) -> f32
-          %o_row = arith.muli %row, %ldo : index
-          %o_idx = arith.addi %o_row, %col : index
-          scf.for %e = %c0 to %elems step %c1 {
-            %ye = vector.extract %y[%e] : ${T} from vector<${OUT_LANE_ELEMS}x${T}>
+          %q_zero = arith.constant dense<0> : vector<${OUT_VEC}xi8>
+          %q = scf.for %e = %c0 to %vec step %c1 iter_args(%qv = %q_zero) -> (vector<${OUT_VEC}xi8>) {
+            %ye = vector.extract %y[%e] : ${T} from vector<${OUT_VEC}x${T}>
             %yf = func.call @to_f32(%ye) : (${T}) -> f32
-            %q = func.call @quantise_e4m3(%yf, %s) : (f32, f32) -> i8
-            %oe = arith.addi %o_idx, %e : index
-            memref.store %q, %out[%oe] : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>
+            %qe = func.call @quantise_e4m3(%yf, %s) : (f32, f32) -> i8
+            %qv2 = vector.insert %qe, %qv[%e] : i8 into vector<${OUT_VEC}xi8>
+            scf.yield %qv2 : vector<${OUT_VEC}xi8>
           } {gatejit.unroll}
-          %lead = arith.cmpi eq, %lane, %c0 : index
-          scf.if %lead {
-            %os_row = arith.muli %row, %bands : index
-            %os_idx = arith.addi %os_row, %band : index
-            memref.store %s, %out_scale[%os_idx] : memref<${OS_SIZE}xf32, #gpu.address_space<global>>
+          %in = arith.cmpi ult, %r, %rows : index
+          scf.if %in {
+            %row = arith.addi %mrow0, %r : index
+            %o_row = arith.muli %row, %ldo : index
+            %o_idx = arith.addi %o_row, %col : index
+            scf.if %wide {
+              vector.store %q, %out[%o_idx] {alignment = 8} : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${OUT_VEC}xi8>
+            } else {
+              scf.for %e = %c0 to %vec step %c1 {
+                %qe = vector.extract %q[%e] : i8 from vector<${OUT_VEC}xi8>
+                %oe = arith.addi %o_idx, %e : index
+                memref.store %qe, %out[%oe] : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>
+              } {gatejit.unroll}
+            }
+            scf.if %lead {
+              %os_row = arith.muli %row, %bands : index
+              %os_idx = arith.addi %os_row, %band : index
+              memref.store %s, %out_scale[%os_idx] : memref<${OS_SIZE}xf32, #gpu.address_space<global>>
+            }
           }
-        }
+        } {gatejit.unroll}
         scf.if %first {
           memref.store %zero_i, %arrivals[%slot] : memref<${GROUP_COUNTERS}xi32, #gpu.address_space<global>>
         }

@@ -27,6 +27,7 @@ struct Step {
   bool ends = false;               // the program ends here (ret, exit, s_endpgm)
   bool counts_in_order = false;    // AMD: the load/store sits in the vmcnt queue
   bool ordering_point = false;     // PTX: no load moves across it (stores, barriers, fences, loop headers)
+  bool meeting = false;            // a global atomic: workgroups meet (K split, fp8 out's bands)
 };
 
 // What the replay keeps outstanding: loads and stores in issue order (AMD's
@@ -289,8 +290,13 @@ Region main_region(const std::vector<Step> &steps) {
     }
   }
   if (best.loop) return best;
+  // Straight-line code: what follows the workgroups' first meeting (an
+  // arrival) reads what others wrote, a tail however wide its loads (v66).
+  size_t limit = steps.size();
+  for (size_t i = 0; i < steps.size() && limit == steps.size(); ++i)
+    if (steps[i].meeting) limit = i;
   size_t end = 0;
-  for (size_t i = 0; i < steps.size(); ++i)
+  for (size_t i = 0; i < limit; ++i)
     if ((steps[i].kind == Step::kLoad || steps[i].kind == Step::kAsyncCopy) && steps[i].bytes >= 16) end = i + 1;
   Region straight;
   for (size_t i = 0; i < steps.size(); ++i) (i < end ? straight.body : straight.tail).push_back(i);
@@ -381,6 +387,7 @@ Step amdgpu_step(const DisassembledInstruction &i) {
     s.kind = Step::kStore;
     s.bytes = amdgpu_access_bytes(m);
     s.counts_in_order = true;
+    s.meeting = m.find("_atomic") != std::string::npos;
   } else if (m == "s_waitcnt") {
     static const std::regex vmcnt(R"(vmcnt\((\d+)\))");
     std::smatch match;
@@ -510,6 +517,7 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
     s.ordering_point = s.kind == Step::kStore || s.kind == Step::kWaitCount || op.rfind("atom", 0) == 0 ||
                        op.rfind("red.", 0) == 0 || op.rfind("bar", 0) == 0 || op.rfind("fence", 0) == 0 ||
                        op.rfind("membar", 0) == 0;
+    s.meeting = op.rfind("atom.global", 0) == 0 || op.rfind("red.global", 0) == 0;
     s.unconditional = !target.empty() && !guarded;
     s.ends = !guarded && (op == "ret" || op == "exit");
     branch_label.push_back(target);

@@ -86,7 +86,16 @@ void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t bloc
     P["OUT_BLOCK_COLS"] = fmt::format("{}", block_cols);
     P["OUT_ROW_BLOCK"] = fmt::format("{}", row_block);
     P["GROUP_COUNTERS"] = fmt::format("{}", std::max<int64_t>(1, row_blocks * (c.n / kOutGroup)));
-    P["OUT_LANE_ELEMS"] = fmt::format("{}", kOutGroup / wave);
+    // The band's quantisation: 16 bytes of the stage a lane, a row
+    // OUT_ROW_LANES lanes, every row of the block's band read at once.
+    const int64_t vec = 16 / dtype_bytes(c.dtype());
+    const int64_t row_lanes = kOutGroup / vec;
+    const int64_t pass_rows = threads / row_lanes;
+    P["OUT_VEC"] = fmt::format("{}", vec);
+    P["OUT_ROW_LANES"] = fmt::format("{}", row_lanes);
+    P["OUT_PASS_ROWS"] = fmt::format("{}", pass_rows);
+    P["OUT_PASSES"] = fmt::format("{}", (row_block + pass_rows - 1) / pass_rows);
+    P["OUT_LDO_WIDE"] = c.ld_out % 8 == 0 ? "true" : "false";
   }
   if (fp8) p.snippets.push_back("encode_e4m3");
 }

@@ -26,10 +26,14 @@ struct LowerSubgroupReducePass
       }
       mlir::populateGpuLowerSubgroupReduceToDPPPatterns(patterns, options.subgroup_size, *chipset,
                                                         /*benefit=*/2);
+      mlir::populateGpuLowerClusteredSubgroupReduceToDPPPatterns(patterns, options.subgroup_size, *chipset,
+                                                                 /*benefit=*/2);
     }
     // Shuffles: the whole lowering on NVVM, and the fallback for any reduction
     // the DPP patterns do not take.
+    // (Whole-subgroup and clustered reductions are separate pattern sets.)
     mlir::populateGpuLowerSubgroupReduceToShufflePatterns(patterns, options.subgroup_size);
+    mlir::populateGpuLowerClusteredSubgroupReduceToShufflePatterns(patterns, options.subgroup_size);
     if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     bool left = false;

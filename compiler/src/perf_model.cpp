@@ -99,7 +99,11 @@ Prediction predict(const ModelInput &in) {
   // A K split across workgroups adds its meeting, which the replay does not
   // see as loads: the release fence waits for the partial stores, and the
   // arrival counter's atomic returns, before the last block may load (v50).
-  const int64_t meeting = plan.splits > 1 ? kSplitMeetingRoundTrips : 0;
+  // An fp8 out's bands meet the same way (fence, arrival, acquire) before
+  // the last block of a band re-reads it (v66); generic's groups stay in
+  // their workgroup.
+  const bool band_meeting = c.fp8_out() && plan.form != "generic";
+  const int64_t meeting = (plan.splits > 1 ? kSplitMeetingRoundTrips : 0) + (band_meeting ? kSplitMeetingRoundTrips : 0);
   const double tail = double(in.code.tail_round_trips) + double(std::max<int64_t>(0, plan.reduction_rounds - 1)) +
                       double(meeting);
   // A split grid larger than what the GPU holds at once meets in rounds, and
