@@ -11,9 +11,10 @@
     // [mrow0, min(mrow0 + OUT_ROW_BLOCK, M)).
     //   ${N} ${LDO} ${BANDS} (N / 128) ${OUT_BLOCK_COLS} (a divisor of 128)
     //   ${OUT_ROW_BLOCK} ${GROUP_COUNTERS} (BANDS x row blocks)
-    //   ${OUT_VEC} (16 bytes of ${T}) ${OUT_ROW_LANES} (128 / OUT_VEC)
+    //   ${OUT_VEC} ${OUT_VEC_BYTES} (elements and bytes of ${T} a lane)
+    //   ${OUT_ROW_LANES} (128 / OUT_VEC) ${WAVE}
     //   ${OUT_PASS_ROWS} (threads / OUT_ROW_LANES) ${OUT_PASSES} (row block
-    //   / OUT_PASS_ROWS, rounded up) ${OUT_LDO_WIDE} (LDO a multiple of 8)
+    //   / OUT_PASS_ROWS, rounded up) ${OUT_LDO_WIDE} (LDO a multiple of OUT_VEC)
     //   ${OS_SIZE} ${DEVICE_SCOPE} ${STAGE_SIZE}
     memref.global "private" @gatejit_group_arrivals : memref<${GROUP_COUNTERS}xi32, #gpu.address_space<global>> = dense<0>
     memref.global "private" @gatejit_group_last : memref<1xi32, #gpu.address_space<workgroup>>
@@ -69,17 +70,24 @@
         %vec = arith.constant ${OUT_VEC} : index
         %pass_rows = arith.constant ${OUT_PASS_ROWS} : index
         %passes = arith.constant ${OUT_PASSES} : index
-        %c8 = arith.constant 8 : index
+        %wave = arith.constant ${WAVE} : index
         %last_row = arith.subi %rows, %c1 : index
-        // A row's 128 values are OUT_ROW_LANES lanes of OUT_VEC (16 bytes
-        // each); the workgroup covers OUT_PASS_ROWS rows at once and reads
-        // every pass's rows before it waits (one round trip, not one a row).
-        // Rows past the block's read its last row and are never stored.
+        // A row's 128 values are OUT_ROW_LANES lanes of OUT_VEC; the
+        // workgroup covers OUT_PASS_ROWS rows at once and reads every pass's
+        // rows before it waits (one round trip, not one a row). Rows past
+        // the block's read its last row and are never stored; a wave with
+        // none of its rows in the block skips the band (it would only take
+        // issue slots from the waves that quantise).
         %lane = arith.remui %tid, %row_lanes : index
         %row_in_pass = arith.divui %tid, %row_lanes : index
         %band_col = arith.muli %band, %c128 : index
         %lane_col = arith.muli %lane, %vec : index
         %col = arith.addi %band_col, %lane_col : index
+        %w = arith.divui %tid, %wave : index
+        %w_first = arith.muli %w, %wave : index
+        %w_row0 = arith.divui %w_first, %row_lanes : index
+        %busy = arith.cmpi ult, %w_row0, %rows : index
+        scf.if %busy {
         %y_zero = arith.constant dense<0.0> : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
         %ys = scf.for %p = %c0 to %passes step %c1 iter_args(%acc = %y_zero) -> (vector<${OUT_PASSES}x${OUT_VEC}x${T}>) {
           %pr = arith.muli %p, %pass_rows : index
@@ -88,13 +96,13 @@
           %row = arith.addi %mrow0, %r_c : index
           %s_row = arith.muli %row, %n : index
           %s_idx = arith.addi %s_row, %col : index
-          %y = vector.load %stage[%s_idx] {alignment = 16} : memref<${STAGE_SIZE}x${T}, #gpu.address_space<global>>, vector<${OUT_VEC}x${T}>
+          %y = vector.load %stage[%s_idx] {alignment = ${OUT_VEC_BYTES}} : memref<${STAGE_SIZE}x${T}, #gpu.address_space<global>>, vector<${OUT_VEC}x${T}>
           %acc2 = vector.insert %y, %acc[%p] : vector<${OUT_VEC}x${T}> into vector<${OUT_PASSES}x${OUT_VEC}x${T}>
           scf.yield %acc2 : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
         } {gatejit.unroll}
-        // 8-byte stores of the codes where out and its rows allow.
+        // OUT_VEC-byte stores of the codes where out and its rows allow.
         %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>> -> index
-        %o_low = arith.remui %o_ptr, %c8 : index
+        %o_low = arith.remui %o_ptr, %vec : index
         %o_ok = arith.cmpi eq, %o_low, %c0 : index
         %ldo_ok = arith.constant ${OUT_LDO_WIDE}
         %wide = arith.andi %o_ok, %ldo_ok : i1
@@ -131,7 +139,7 @@
             %o_row = arith.muli %row, %ldo : index
             %o_idx = arith.addi %o_row, %col : index
             scf.if %wide {
-              vector.store %q, %out[%o_idx] {alignment = 8} : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${OUT_VEC}xi8>
+              vector.store %q, %out[%o_idx] {alignment = ${OUT_VEC}} : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${OUT_VEC}xi8>
             } else {
               scf.for %e = %c0 to %vec step %c1 {
                 %qe = vector.extract %q[%e] : i8 from vector<${OUT_VEC}xi8>
@@ -146,6 +154,7 @@
             }
           }
         } {gatejit.unroll}
+        }
         scf.if %first {
           memref.store %zero_i, %arrivals[%slot] : memref<${GROUP_COUNTERS}xi32, #gpu.address_space<global>>
         }

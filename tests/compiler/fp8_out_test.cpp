@@ -88,11 +88,9 @@ TEST_P(Fp8OutForm, DeclaresAndWritesTheScales) {
           if (generic) {
             EXPECT_GT(count_of(isa, "st.global.b8"), 0);  // one code a thread
           } else {
-            // The band's codes: 8 bytes a lane where out allows, bytes one
-            // by one otherwise (v66; one wave a row stored 4 single bytes a
-            // lane).
-            EXPECT_EQ(count_of(isa, "st.global.v2.b32"), 1);
-            EXPECT_EQ(count_of(isa, "st.global.b8"), 8);
+            // The band's codes: bytes one by one only where out does not
+            // allow a lane's 4 codes at once (Fp8OutPlan.BandCodesAreStoredWhole).
+            EXPECT_EQ(count_of(isa, "st.global.b8"), 4);
           }
           EXPECT_EQ(isa.find("div.approx"), std::string::npos);
           EXPECT_EQ(isa.find("call"), std::string::npos) << "a device-library call";
@@ -106,9 +104,8 @@ TEST_P(Fp8OutForm, DeclaresAndWritesTheScales) {
             // One code a thread; neighbours' bytes may merge into a 2-byte store.
             EXPECT_GT(count_of(isa, "global_store_byte") + count_of(isa, "global_store_short"), 0);
           } else {
-            // The band's codes, 8 bytes a lane (the byte-by-byte fallback
+            // The band's codes, 4 bytes a lane (the byte-by-byte fallback
             // merges into the same unaligned store on gfx950).
-            EXPECT_GT(count_of(isa, "global_store_dwordx2"), 0);
             EXPECT_EQ(count_of(isa, "global_store_byte") + count_of(isa, "global_store_short"), 0);
           }
           EXPECT_EQ(isa.find("s_swappc"), std::string::npos) << "a call";
@@ -142,6 +139,34 @@ TEST(Fp8OutPlan, NeverTheTiledForm) {
     auto plain = compiler::compile(bf16);
     ASSERT_TRUE(plain.ok()) << plain.status().to_string();
     EXPECT_EQ(plain->report.value("template_file", ""), "mma_tiled") << "m=" << m;
+  }
+}
+
+// The band's quantisation (v66): a lane's codes go out in one store where
+// out allows, 8 of them where a pass needs 16 lanes a row (the block's rows
+// past 32 lanes each), 4 otherwise; the fallback stores them byte by byte.
+// Before v66 a wave took a row and a lane stored its 4 (sm_90) or 2
+// (gfx950) codes one by one.
+TEST(Fp8OutPlan, BandCodesAreStoredWhole) {
+  struct Case {
+    Target target;
+    TemplateKind kind;
+    int64_t m;
+    const char *whole;     // the lane's codes in one store
+    int64_t bytes_stored;  // stores of one code (the fallback, in each pass)
+  };
+  for (const Case &k : {Case{Target::kSm90, TemplateKind::kMma, 64, "st.global.v2.b32", 16},
+                        Case{Target::kSm90, TemplateKind::kGemv, 1, "st.global.b32", 4},
+                        Case{Target::kGfx950, TemplateKind::kGemv, 16, "global_store_dwordx2", 0},
+                        Case{Target::kGfx950, TemplateKind::kGemv, 1, "global_store_dword", 0}}) {
+    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m));
+    const std::string isa = isa_of(fp8_out(k.target, k.kind, k.m));
+    EXPECT_GT(count_of(isa, k.whole), 0);
+    if (k.target == Target::kSm90) {
+      EXPECT_EQ(count_of(isa, "st.global.b8"), k.bytes_stored);
+    } else {
+      EXPECT_EQ(count_of(isa, "global_store_byte") + count_of(isa, "global_store_short"), 0);
+    }
   }
 }
 
