@@ -337,7 +337,8 @@ def _fp8_bad_calls():
          lambda h, w, s, a: ge(h.float(), w, a.float(), weight_scale=s)),
         ("fp8-hidden", "hidden", lambda h, w, s, a: ge(h.to(FP8), w, a, weight_scale=s)),
         ("fp8-attn", "attn", lambda h, w, s, a: ge(h, w, a.to(FP8), weight_scale=s)),
-        ("fp8-out", "out", lambda h, w, s, a: ge(h, w, a, out=a.to(FP8), weight_scale=s)),
+        # An fp8 out is a contract now (issue 20); without its scales the call names out_scale.
+        ("fp8-out-without-scale", "out_scale", lambda h, w, s, a: ge(h, w, a, out=a.to(FP8), weight_scale=s)),
         ("fp8-out-mixed", "out", lambda h, w, s, a: ge(h, w, a, out=a.half(), weight_scale=s)),
         ("fp8-weight-transposed", "weight",
          lambda h, w, s, a: ge(h, w.T.contiguous().T, a, weight_scale=s)),
