@@ -147,6 +147,14 @@ TEST(ContractDerivationFp8Out, OutScaleErrorsNameTheField) {
        },
        {"out.cols = 1000", "groups of 128"}},
       {"scales with a bf16 out", [](gatejit_gate_args_t &a) { a.out.dtype = GATEJIT_BF16; }, {"out_scale", "bf16 out"}},
+      // fp8 attn or hidden is named as such, before the scales are asked for.
+      {"fp8 attn, no scales",
+       [](gatejit_gate_args_t &a) {
+         a.attn.dtype = GATEJIT_FP8_E4M3;
+         a.out_scale = {};
+       },
+       {"attn.dtype = GATEJIT_FP8_E4M3", "only the weight and out may be fp8"}},
+      {"fp8 hidden", [](gatejit_gate_args_t &a) { a.hidden.dtype = GATEJIT_FP8_E4M3; }, {"hidden.dtype"}},
   };
   for (const Case &c : cases) {
     gatejit_gate_args_t a = fp8_out_args();
