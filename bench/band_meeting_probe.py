@@ -4,11 +4,11 @@ An fp8 out quantised per group of 128 columns needs each group's maximum,
 and a group's columns are computed by several workgroups, so they must meet
 once their values are out: each stages its values, counts itself in with an
 atomic, and the last one re-reads the group and finishes it. This probe
-times that meeting without any gate arithmetic around it: the practical
-read floor's streaming read (bench/read_floor.py), in the same CUDA graphs,
-with three endings:
+times that meeting without any gate arithmetic around it: a streaming read
+of the same bytes (bench/read_floor.py's program shapes, each program's
+bytes as one load), in the same CUDA graphs, with three endings:
 
-  read       each program writes its one result (the read floor itself)
+  read       each program writes its one result (a plain streaming read)
   arrive     + the result staged, then an acq_rel arrival atomic per program
              into its group's counter (the last resets it)
   meet       + the group's last program re-reads the group's staged results
@@ -45,13 +45,10 @@ def _kernel():
     @triton.jit
     def read_meet(src, stage, counters, out, n, per_group, MODE: tl.constexpr, BLOCK: tl.constexpr,
                   ITERS: tl.constexpr, GROUP_P2: tl.constexpr):
+        # The program's BLOCK x ITERS int32 as one load (all in flight).
         pid = tl.program_id(0)
-        base = pid.to(tl.int64) * (BLOCK * ITERS)
-        acc = tl.zeros([BLOCK], dtype=tl.int32)
-        for i in tl.static_range(ITERS):
-            offs = base + i * BLOCK + tl.arange(0, BLOCK)
-            acc += tl.load(src + offs, mask=offs < n, other=0)
-        v = tl.sum(acc, axis=0)
+        offs = pid.to(tl.int64) * (BLOCK * ITERS) + tl.arange(0, BLOCK * ITERS)
+        v = tl.sum(tl.load(src + offs, mask=offs < n, other=0), axis=0)
         if MODE == 0:
             tl.store(out + pid, v)
         else:
