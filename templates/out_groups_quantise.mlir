@@ -88,72 +88,72 @@
         %w_row0 = arith.divui %w_first, %row_lanes : index
         %busy = arith.cmpi ult, %w_row0, %rows : index
         scf.if %busy {
-        %y_zero = arith.constant dense<0.0> : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
-        %ys = scf.for %p = %c0 to %passes step %c1 iter_args(%acc = %y_zero) -> (vector<${OUT_PASSES}x${OUT_VEC}x${T}>) {
-          %pr = arith.muli %p, %pass_rows : index
-          %r = arith.addi %pr, %row_in_pass : index
-          %r_c = arith.minui %r, %last_row : index
-          %row = arith.addi %mrow0, %r_c : index
-          %s_row = arith.muli %row, %n : index
-          %s_idx = arith.addi %s_row, %col : index
-          %y = vector.load %stage[%s_idx] {alignment = ${OUT_VEC_BYTES}} : memref<${STAGE_SIZE}x${T}, #gpu.address_space<global>>, vector<${OUT_VEC}x${T}>
-          %acc2 = vector.insert %y, %acc[%p] : vector<${OUT_VEC}x${T}> into vector<${OUT_PASSES}x${OUT_VEC}x${T}>
-          scf.yield %acc2 : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
-        } {gatejit.unroll}
-        // OUT_VEC-byte stores of the codes where out and its rows allow.
-        %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>> -> index
-        %o_low = arith.remui %o_ptr, %vec : index
-        %o_ok = arith.cmpi eq, %o_low, %c0 : index
-        %ldo_ok = arith.constant ${OUT_LDO_WIDE}
-        %wide = arith.andi %o_ok, %ldo_ok : i1
-        %lead = arith.cmpi eq, %lane, %c0 : index
-        scf.for %p = %c0 to %passes step %c1 {
-          %pr = arith.muli %p, %pass_rows : index
-          %r = arith.addi %pr, %row_in_pass : index
-          %y = vector.extract %ys[%p] : vector<${OUT_VEC}x${T}> from vector<${OUT_PASSES}x${OUT_VEC}x${T}>
-          // The row's maximum of |y|, taken on the bits (|y| >= 0 orders as
-          // its bit pattern; NaN wins): float max would become a
-          // device-library call on NVVM.
-          %local = scf.for %e = %c0 to %vec step %c1 iter_args(%m = %zero_i) -> (i32) {
-            %ye = vector.extract %y[%e] : ${T} from vector<${OUT_VEC}x${T}>
-            %yf = func.call @to_f32(%ye) : (${T}) -> f32
-            %ya = llvm.call_intrinsic "llvm.fabs.f32"(%yf) : (f32) -> f32
-            %yb = arith.bitcast %ya : f32 to i32
-            %m2 = arith.maxui %m, %yb : i32
-            scf.yield %m2 : i32
+          %y_zero = arith.constant dense<0.0> : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
+          %ys = scf.for %p = %c0 to %passes step %c1 iter_args(%acc = %y_zero) -> (vector<${OUT_PASSES}x${OUT_VEC}x${T}>) {
+            %pr = arith.muli %p, %pass_rows : index
+            %r = arith.addi %pr, %row_in_pass : index
+            %r_c = arith.minui %r, %last_row : index
+            %row = arith.addi %mrow0, %r_c : index
+            %s_row = arith.muli %row, %n : index
+            %s_idx = arith.addi %s_row, %col : index
+            %y = vector.load %stage[%s_idx] {alignment = ${OUT_VEC_BYTES}} : memref<${STAGE_SIZE}x${T}, #gpu.address_space<global>>, vector<${OUT_VEC}x${T}>
+            %acc2 = vector.insert %y, %acc[%p] : vector<${OUT_VEC}x${T}> into vector<${OUT_PASSES}x${OUT_VEC}x${T}>
+            scf.yield %acc2 : vector<${OUT_PASSES}x${OUT_VEC}x${T}>
           } {gatejit.unroll}
-          %amax_bits = gpu.subgroup_reduce maxui %local cluster(size = ${OUT_ROW_LANES}) : (i32) -> i32
-          %amax = arith.bitcast %amax_bits : i32 to f32
-          %s = func.call @group_scale(%amax) : (f32) -> f32
-          %q_zero = arith.constant dense<0> : vector<${OUT_VEC}xi8>
-          %q = scf.for %e = %c0 to %vec step %c1 iter_args(%qv = %q_zero) -> (vector<${OUT_VEC}xi8>) {
-            %ye = vector.extract %y[%e] : ${T} from vector<${OUT_VEC}x${T}>
-            %yf = func.call @to_f32(%ye) : (${T}) -> f32
-            %qe = func.call @quantise_e4m3(%yf, %s) : (f32, f32) -> i8
-            %qv2 = vector.insert %qe, %qv[%e] : i8 into vector<${OUT_VEC}xi8>
-            scf.yield %qv2 : vector<${OUT_VEC}xi8>
+          // OUT_VEC-byte stores of the codes where out and its rows allow.
+          %o_ptr = memref.extract_aligned_pointer_as_index %out : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>> -> index
+          %o_low = arith.remui %o_ptr, %vec : index
+          %o_ok = arith.cmpi eq, %o_low, %c0 : index
+          %ldo_ok = arith.constant ${OUT_LDO_WIDE}
+          %wide = arith.andi %o_ok, %ldo_ok : i1
+          %lead = arith.cmpi eq, %lane, %c0 : index
+          scf.for %p = %c0 to %passes step %c1 {
+            %pr = arith.muli %p, %pass_rows : index
+            %r = arith.addi %pr, %row_in_pass : index
+            %y = vector.extract %ys[%p] : vector<${OUT_VEC}x${T}> from vector<${OUT_PASSES}x${OUT_VEC}x${T}>
+            // The row's maximum of |y|, taken on the bits (|y| >= 0 orders as
+            // its bit pattern; NaN wins): float max would become a
+            // device-library call on NVVM.
+            %local = scf.for %e = %c0 to %vec step %c1 iter_args(%m = %zero_i) -> (i32) {
+              %ye = vector.extract %y[%e] : ${T} from vector<${OUT_VEC}x${T}>
+              %yf = func.call @to_f32(%ye) : (${T}) -> f32
+              %ya = llvm.call_intrinsic "llvm.fabs.f32"(%yf) : (f32) -> f32
+              %yb = arith.bitcast %ya : f32 to i32
+              %m2 = arith.maxui %m, %yb : i32
+              scf.yield %m2 : i32
+            } {gatejit.unroll}
+            %amax_bits = gpu.subgroup_reduce maxui %local cluster(size = ${OUT_ROW_LANES}) : (i32) -> i32
+            %amax = arith.bitcast %amax_bits : i32 to f32
+            %s = func.call @group_scale(%amax) : (f32) -> f32
+            %q_zero = arith.constant dense<0> : vector<${OUT_VEC}xi8>
+            %q = scf.for %e = %c0 to %vec step %c1 iter_args(%qv = %q_zero) -> (vector<${OUT_VEC}xi8>) {
+              %ye = vector.extract %y[%e] : ${T} from vector<${OUT_VEC}x${T}>
+              %yf = func.call @to_f32(%ye) : (${T}) -> f32
+              %qe = func.call @quantise_e4m3(%yf, %s) : (f32, f32) -> i8
+              %qv2 = vector.insert %qe, %qv[%e] : i8 into vector<${OUT_VEC}xi8>
+              scf.yield %qv2 : vector<${OUT_VEC}xi8>
+            } {gatejit.unroll}
+            %in = arith.cmpi ult, %r, %rows : index
+            scf.if %in {
+              %row = arith.addi %mrow0, %r : index
+              %o_row = arith.muli %row, %ldo : index
+              %o_idx = arith.addi %o_row, %col : index
+              scf.if %wide {
+                vector.store %q, %out[%o_idx] {alignment = ${OUT_VEC}} : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${OUT_VEC}xi8>
+              } else {
+                scf.for %e = %c0 to %vec step %c1 {
+                  %qe = vector.extract %q[%e] : i8 from vector<${OUT_VEC}xi8>
+                  %oe = arith.addi %o_idx, %e : index
+                  memref.store %qe, %out[%oe] : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>
+                } {gatejit.unroll}
+              }
+              scf.if %lead {
+                %os_row = arith.muli %row, %bands : index
+                %os_idx = arith.addi %os_row, %band : index
+                memref.store %s, %out_scale[%os_idx] : memref<${OS_SIZE}xf32, #gpu.address_space<global>>
+              }
+            }
           } {gatejit.unroll}
-          %in = arith.cmpi ult, %r, %rows : index
-          scf.if %in {
-            %row = arith.addi %mrow0, %r : index
-            %o_row = arith.muli %row, %ldo : index
-            %o_idx = arith.addi %o_row, %col : index
-            scf.if %wide {
-              vector.store %q, %out[%o_idx] {alignment = ${OUT_VEC}} : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${OUT_VEC}xi8>
-            } else {
-              scf.for %e = %c0 to %vec step %c1 {
-                %qe = vector.extract %q[%e] : i8 from vector<${OUT_VEC}xi8>
-                %oe = arith.addi %o_idx, %e : index
-                memref.store %qe, %out[%oe] : memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>
-              } {gatejit.unroll}
-            }
-            scf.if %lead {
-              %os_row = arith.muli %row, %bands : index
-              %os_idx = arith.addi %os_row, %band : index
-              memref.store %s, %out_scale[%os_idx] : memref<${OS_SIZE}xf32, #gpu.address_space<global>>
-            }
-          }
-        } {gatejit.unroll}
         }
         scf.if %first {
           memref.store %zero_i, %arrivals[%slot] : memref<${GROUP_COUNTERS}xi32, #gpu.address_space<global>>
