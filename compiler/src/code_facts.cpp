@@ -99,7 +99,11 @@ class Replay {
       retired_load |= queue_.front().load;
       queue_.pop_front();
     }
-    if (fresh) {
+    // A wait that retires only stores and atomics (AMD's vmcnt queue holds
+    // both) is a meeting's release or arrival: the model charges those as
+    // the meeting's round trips (perf_model.cpp), as on PTX, where they
+    // never enter the queue.
+    if (fresh && retired_load) {
       ++epoch_;
       hoisted_segment_ = segment_;
       ++s.round_trips;

@@ -151,9 +151,11 @@ TEST(CodeFacts, Gfx950GemvWaitsAreReadFromTheIsa) {
 // finishes (OWN slots), their attn loads issued together, so the replay sees
 // one round trip after the K loop (v45; 16 branches of one load each, of
 // which a wave took one, read as 16). With the gfx950 K split (M = 17-256:
-// grid z 7) the meeting adds the workspace's round trips: since v66 the
-// partials' loads after the arrival are the tail's in straight-line code
-// too (before, the last 16-byte load ended the main region, so they hid in it).
+// grid z 7) the meeting adds the partials' loads, issued together (at most
+// one load LLVM issues after the first wait). Since v66 those loads are the
+// tail's in straight-line code too (before, the last 16-byte load ended the
+// main region, so they hid in it); the release and arrival waits are the
+// meeting's own round trips (perf_model.cpp), not the tail's.
 TEST(CodeFacts, MmaEpilogueIsOneRoundTripPerWave) {
   Contract sm90 = gfx950(1);
   sm90.target = Target::kSm90;
@@ -171,7 +173,7 @@ TEST(CodeFacts, MmaEpilogueIsOneRoundTripPerWave) {
     auto split = compile(gfx950(m));
     ASSERT_TRUE(split.ok()) << split.status().message();
     EXPECT_GT(split->report["grid"][2].get<int64_t>(), 1);
-    EXPECT_LE(split->report["code_facts"]["tail_round_trips"].get<int64_t>(), 4) << split->report["code_facts"].dump();
+    EXPECT_LE(split->report["code_facts"]["tail_round_trips"].get<int64_t>(), 2) << split->report["code_facts"].dump();
   }
 }
 
