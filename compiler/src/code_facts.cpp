@@ -521,7 +521,8 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
     s.ordering_point = s.kind == Step::kStore || s.kind == Step::kWaitCount || op.rfind("atom", 0) == 0 ||
                        op.rfind("red.", 0) == 0 || op.rfind("bar", 0) == 0 || op.rfind("fence", 0) == 0 ||
                        op.rfind("membar", 0) == 0;
-    s.meeting = op.rfind("atom.global", 0) == 0 || op.rfind("red.global", 0) == 0;
+    // (Scope and semantics may come before the state space: atom.acq_rel.gpu.global.)
+    s.meeting = (op.rfind("atom.", 0) == 0 || op.rfind("red.", 0) == 0) && op.find(".shared") == std::string::npos;
     s.unconditional = !target.empty() && !guarded;
     s.ends = !guarded && (op == "ret" || op == "exit");
     branch_label.push_back(target);

@@ -90,7 +90,7 @@ void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t bloc
     // values, every row of the block's band read at once. 4 values a lane
     // (32 lanes a row) where one pass holds the block's rows: fewer values a
     // lane, a shorter quantisation (v66 measured 16 lanes of 8 at M <= 16
-    // 2-7% slower); else 8 (16 bytes, 16 lanes a row: more rows a pass).
+    // up to 7% slower); else 8 (16 bytes, 16 lanes a row: more rows a pass).
     const int64_t vec = row_block * (kOutGroup / 4) <= threads ? 4 : 16 / dtype_bytes(c.dtype());
     const int64_t row_lanes = kOutGroup / vec;
     const int64_t pass_rows = threads / row_lanes;
