@@ -143,6 +143,14 @@ StatusOr<TemplateKind> parse_template(std::string_view s) {
   return invalid_argument("template = " + quoted(s) + ": allowed templates are auto, gemv, mma, generic");
 }
 
+Status check_fp8_only_weight_and_out(DType hidden, DType attn) {
+  for (const auto &[d, field] : {std::pair{hidden, "dtype_hidden"}, std::pair{attn, "dtype_attn"}})
+    if (d == DType::kFP8E4M3)
+      return invalid_argument(std::string(field) + " = fp8_e4m3: only the weight and out may be fp8 (hidden and "
+                              "attn are bf16, f16 or f32)");
+  return Status::Ok();
+}
+
 Status validate(const Contract &c) {
   if (c.m_dynamic) {
     if (c.m_max < 1)
@@ -158,10 +166,7 @@ Status validate(const Contract &c) {
   }
   GATEJIT_RETURN_IF_ERROR(check_dim("n", c.n));
   GATEJIT_RETURN_IF_ERROR(check_dim("k", c.k));
-  for (const auto &[d, field] : {std::pair{c.dtype_hidden, "dtype_hidden"}, std::pair{c.dtype_attn, "dtype_attn"}})
-    if (d == DType::kFP8E4M3)
-      return invalid_argument(std::string(field) + " = fp8_e4m3: only the weight and out may be fp8 (hidden and "
-                              "attn are bf16, f16 or f32)");
+  GATEJIT_RETURN_IF_ERROR(check_fp8_only_weight_and_out(c.dtype_hidden, c.dtype_attn));
   const bool fp8_weight = c.dtype_weight == DType::kFP8E4M3;
   const bool fp8_out = c.dtype_out == DType::kFP8E4M3;
   if (c.dtype_hidden != c.dtype_attn || (!fp8_out && c.dtype_hidden != c.dtype_out) ||

@@ -163,12 +163,9 @@ StatusOr<Contract> derive_contract(const gatejit_gate_args_t &a, Target target) 
   c.dtype_weight = *dw;
   c.dtype_attn = *da;
   c.dtype_out = *dout;
-  // fp8 is a weight or out dtype only: name the tensor before the scales'
-  // checks would (an fp8 attn with an fp8 out first asked for out_scale).
-  for (const auto &[d, tensor] : {std::pair{c.dtype_hidden, "hidden"}, std::pair{c.dtype_attn, "attn"}})
-    if (d == DType::kFP8E4M3)
-      return invalid_argument(std::string(tensor) + ".dtype = GATEJIT_FP8_E4M3 (dtype_" + tensor +
-                              " = fp8_e4m3): only the weight and out may be fp8 (hidden and attn are bf16, f16 or f32)");
+  // fp8 is a weight or out dtype only: say so before the scales' checks
+  // would (an fp8 attn with an fp8 out first asked for out_scale).
+  GATEJIT_RETURN_IF_ERROR(check_fp8_only_weight_and_out(c.dtype_hidden, c.dtype_attn));
   auto scale = weight_scale_of(a, c.dtype_weight, n, k);
   if (!scale.ok()) return scale.status();
   c.weight_scale = *scale;

@@ -153,8 +153,8 @@ TEST(ContractDerivationFp8Out, OutScaleErrorsNameTheField) {
          a.attn.dtype = GATEJIT_FP8_E4M3;
          a.out_scale = {};
        },
-       {"attn.dtype = GATEJIT_FP8_E4M3", "only the weight and out may be fp8"}},
-      {"fp8 hidden", [](gatejit_gate_args_t &a) { a.hidden.dtype = GATEJIT_FP8_E4M3; }, {"hidden.dtype"}},
+       {"dtype_attn = fp8_e4m3", "only the weight and out may be fp8"}},
+      {"fp8 hidden", [](gatejit_gate_args_t &a) { a.hidden.dtype = GATEJIT_FP8_E4M3; }, {"dtype_hidden = fp8_e4m3"}},
   };
   for (const Case &c : cases) {
     gatejit_gate_args_t a = fp8_out_args();

@@ -108,6 +108,9 @@ int64_t weight_scale_count(const Contract &c);
 // Checks every field; the message names the field, the value and what is
 // allowed. Does not modify the contract.
 Status validate(const Contract &c);
+// validate()'s first dtype check, also run by the C API's derivation before
+// it asks for scales (an fp8 attn is named as such, not as a missing scale).
+Status check_fp8_only_weight_and_out(DType hidden, DType attn);
 
 // The largest alignment any template exploits (16-byte vector loads).
 inline constexpr int64_t kMaxUsefulAlign = 16;
