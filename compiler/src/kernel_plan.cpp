@@ -335,6 +335,10 @@ struct MmaTuning {
 };
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
 
+// The mma epilogue's piece: VW consecutive columns of one row, at most 8
+// (16 bytes of a 16-bit out), within a column group's weight rows.
+int64_t mma_piece_width(const MmaTuning &t) { return std::min<int64_t>(8, t.rt * t.frag.tile_w); }
+
 // The development override (tuning_override.h) of the mma tables below.
 // `attn` (0 in the epilogue, 1 after the main loop, 2 before it:
 // plan_attn_load) applies to gemv too, and the gemv has its own keys:
@@ -379,15 +383,14 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
   const int64_t fewest = std::min(std::max(cover, min_splits), most);
   if (fewest <= 1) return 1;
   // The last workgroup reads a piece's partials from every split at once:
-  // VW fp32 registers a split, within kAmdPartialRegisters of the plan's 64
+  // VW fp32 registers a split (mma_piece_width), within kAmdPartialRegisters of the plan's 64
   // (v67: 7 splits' 56 registers left a load behind the first wait, a
   // second round trip in the meeting's tail; M = 17-32 and 96 at N = 1536
   // 7 -> 6 splits). 16-bit weights only: the e4m3 plans' tails came out no
   // better, and at M = 96 worse (10.95 -> 12.05 µs predicted).
-  const int64_t piece_registers = 16 / dtype_bytes(c.dtype());
   const int64_t read_at_once = c.dtype_weight == DType::kFP8E4M3
                                    ? most
-                                   : std::max(fewest, kAmdPartialRegisters / piece_registers);
+                                   : std::max(fewest, kAmdPartialRegisters / mma_piece_width(t));
   int64_t splits = cover > min_splits ? std::min(2 * fewest, most) : fewest;
   for (int64_t s = fewest; s <= 2 * fewest && s <= most; ++s)
     if (steps % (t.ksplit * s) == 0) {
@@ -609,7 +612,7 @@ void plan_mma(KernelPlan &p) {
   // thread tid taking pieces tid, tid + BLOCK, ... of the rows a block can
   // have; wide where the strides (known here) and the base pointers (checked
   // at run time) allow.
-  const int64_t vw = std::min<int64_t>(8, w_rows);
+  const int64_t vw = mma_piece_width(t);
   const int64_t group_outputs = m_block * w_rows;
   const int64_t live_rows = std::min(c.m_max, m_block);
   const int64_t pieces = groups * live_rows * (w_rows / vw);
