@@ -366,7 +366,6 @@ void apply_tuning_override(const TuningKeys &o, MmaTuning &t, int64_t &budget) {
 // that (two workgroups a CU, what their workgroup memory allows), but no more
 // than one round of the workgroups the GPU holds. At least one step per wave.
 constexpr int64_t kAmdMidMinSplits = 4;  // gfx950 M = 17-256: at most 2 of 112 steps a wave at K = 7168
-constexpr int64_t kAmdPartialRegisters = 48;  // the K-split partials the last workgroup reads at once (v67)
 constexpr int64_t kAmdEightWaveMinSplits = 5;  // the 8-wave form above M = 64: at most 3 steps a wave (v53)
 // Workgroups of `waves_per_group` waves the GPU holds at once, by waves
 // alone (the plans these serve keep 64 VGPRs: the full wave count fits).
@@ -382,22 +381,16 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
   const int64_t cover = (cus + tiles - 1) / tiles;  // splits that cover every CU
   const int64_t fewest = std::min(std::max(cover, min_splits), most);
   if (fewest <= 1) return 1;
-  // The last workgroup reads a piece's partials from every split at once:
-  // VW fp32 registers a split (mma_piece_width), within kAmdPartialRegisters of the plan's 64
-  // (v67: 7 splits' 56 registers left a load behind the first wait, a
-  // second round trip in the meeting's tail; M = 17-32 and 96 at N = 1536
-  // 7 -> 6 splits). 16-bit weights only: the e4m3 plans' tails came out no
-  // better, and at M = 96 worse (10.95 -> 12.05 µs predicted).
-  const int64_t read_at_once = c.dtype_weight == DType::kFP8E4M3
-                                   ? most
-                                   : std::max(fewest, kAmdPartialRegisters / mma_piece_width(t));
+  // (v67 capped this at the partials the last workgroup reads at once,
+  // 7 -> 6 splits at N = 1536 M = 17-32, from the model alone; the same
+  // template on the H200 measured 6 splits 24% slower than 7 at M = 17,
+  // which the model predicted equal: reverted, perf-notes v68.)
   int64_t splits = cover > min_splits ? std::min(2 * fewest, most) : fewest;
   for (int64_t s = fewest; s <= 2 * fewest && s <= most; ++s)
     if (steps % (t.ksplit * s) == 0) {
       splits = s;
       break;
     }
-  splits = std::min(splits, read_at_once);
   // No more workgroups than the GPU holds at once, down to min_splits: each
   // round of workgroups past the first waits for its own meeting (v52; the
   // H200 measured 4.1 µs for three rounds against 1.6 for one). gfx950 N =
