@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Mapping, Union
 
 from . import _capi
-from ._call import (_FP8_ACTIVATION_CODES, _FRESH_ALLOCATION, ACTIVATIONS, ROUNDINGS, _Call, _choice, _torch,
-                    fp8_dtype, scale_shapes)
+from ._call import (_FP8_ACTIVATION_CODES, _FRESH_ALLOCATION, ACTIVATIONS, OUT_GROUP, ROUNDINGS, _Call, _choice,
+                    _torch, fp8_dtype, scale_shapes)
 from ._capi import GatejitArgumentError, GatejitError
 
 _DTYPE_NAMES = {"bf16": _capi.BF16, "bfloat16": _capi.BF16, "f16": _capi.F16, "float16": _capi.F16,
@@ -102,6 +102,32 @@ def _scale_descriptor(weight_scale: Any, wcode: int, n: int, k: int) -> _capi.Te
     return _capi.Tensor(_FRESH_ALLOCATION, _capi.F32, rows, cols, cols)
 
 
+def _is_fp8_out(out_dtype: Any, code: int) -> bool:
+    """Whether `out_dtype` asks for an fp8 e4m3 out (None: the activations' dtype)."""
+    if out_dtype is None:
+        return False
+    if isinstance(out_dtype, str) and out_dtype in _FP8_NAMES:
+        return True
+    if not isinstance(out_dtype, str) and fp8_dtype() is not None and out_dtype == fp8_dtype():
+        return True
+    try:
+        same = _dtype_code(out_dtype) == code
+    except GatejitArgumentError:
+        same = False
+    if not same:
+        raise GatejitArgumentError(
+            "out_dtype", f"out_dtype = {out_dtype!r}: allowed are None (the dtype of the activations), "
+            "torch.float8_e4m3fn or 'fp8_e4m3' (quantised per token group of 128 columns, with out_scale)")
+    return False
+
+
+# An fp8 out and its scales may not overlap attn (or each other): packed
+# calls place them at their own stand-in addresses, 16-byte aligned as fresh
+# allocations are.
+_FRESH_OUT = 1 << 40
+_FRESH_OUT_SCALE = 1 << 41
+
+
 def _positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise GatejitArgumentError(name, f"{name} = {value!r}: expected an int >= 1")
@@ -121,11 +147,11 @@ def _device_index(device: Any) -> int:
 
 
 def packed_args(m: int, n: int, k: int, dtype: Any, act: str, rounding: str, device: Any,
-                weight_dtype: Any = None, weight_scale: Any = None) -> _capi.GateArgs:
+                weight_dtype: Any = None, weight_scale: Any = None, out_dtype: Any = None) -> _capi.GateArgs:
     """The descriptors of a call on fresh packed tensors (hidden [m, k], weight
-    [n, k], attn and out [m, n], and for an fp8 weight its packed scales) on
-    `device`, on its current stream; the pointers stand in for fresh
-    allocations (their alignment is what counts)."""
+    [n, k], attn and out [m, n], for an fp8 weight its packed scales, for an
+    fp8 out its scales [m, n / 128]) on `device`, on its current stream; the
+    pointers stand in for fresh allocations (their alignment is what counts)."""
     torch = _torch()
     m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
     code = _dtype_code(dtype)
@@ -135,7 +161,12 @@ def packed_args(m: int, n: int, k: int, dtype: Any, act: str, rounding: str, dev
     args.weight = _capi.Tensor(_FRESH_ALLOCATION, wcode, n, k, k)
     args.weight_scale = _scale_descriptor(weight_scale, wcode, n, k)
     args.attn = _capi.Tensor(_FRESH_ALLOCATION, code, m, n, n)
-    args.out = _capi.Tensor(_FRESH_ALLOCATION, code, m, n, n)
+    if _is_fp8_out(out_dtype, code):
+        groups = n // OUT_GROUP  # N not a multiple of 128: the C API refuses the contract, naming it
+        args.out = _capi.Tensor(_FRESH_OUT, _capi.FP8_E4M3, m, n, n)
+        args.out_scale = _capi.Tensor(_FRESH_OUT_SCALE, _capi.F32, m, max(groups, 1), max(groups, 1))
+    else:
+        args.out = _capi.Tensor(_FRESH_ALLOCATION, code, m, n, n)
     args.act = _choice("act", act, ACTIVATIONS)
     args.rounding = _choice("rounding", rounding, ROUNDINGS)
     args.device_kind = _capi.DEVICE_HIP if getattr(torch.version, "hip", None) else _capi.DEVICE_CUDA
@@ -171,13 +202,17 @@ def _without_storage(t: Any) -> bool:
 
 
 def supports_shape(m: int, n: int, k: int, dtype: Any, act: str = "sigmoid", rounding: str = "boundary",
-                   *, device: Any = None, runtime=None, weight_dtype: Any = None, weight_scale: Any = None) -> bool:
+                   *, device: Any = None, runtime=None, weight_dtype: Any = None, weight_scale: Any = None,
+                   out_dtype: Any = None) -> bool:
     """:func:`supports` for fresh packed tensors of these sizes on `device`
     (default: torch's current CUDA device). An fp8 weight: ``weight_dtype=
     torch.float8_e4m3fn`` and ``weight_scale="per_channel"`` or ``"block128"``
-    (or a scale tensor, whose shape says which). Never raises, never compiles."""
+    (or a scale tensor, whose shape says which). An fp8 out (quantised per
+    token group, with its scales): ``out_dtype=torch.float8_e4m3fn``. Never
+    raises, never compiles."""
     try:
-        _runtime(runtime)._explain_args(packed_args(m, n, k, dtype, act, rounding, device, weight_dtype, weight_scale))
+        _runtime(runtime)._explain_args(
+            packed_args(m, n, k, dtype, act, rounding, device, weight_dtype, weight_scale, out_dtype))
         return True
     except Exception:  # noqa: BLE001
         return False
@@ -196,7 +231,7 @@ def supports_contract(contract: Union[str, Mapping[str, Any]], *, runtime=None) 
 
 def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = "sigmoid",
                 rounding: str = "boundary", *, device: Any = None, runtime=None, weight_dtype: Any = None,
-                weight_scale: Any = None) -> Dict[int, str]:
+                weight_scale: Any = None, out_dtype: Any = None) -> Dict[int, str]:
     """Resolves and loads (or JIT-compiles) the kernel of every M in `m_values`
     for packed tensors ([M, k] hidden, [n, k] weight, [M, n] attn and out,
     freshly allocated or at least 16-byte aligned) on `device`, on its current
@@ -206,6 +241,8 @@ def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = 
     weight's. An fp8 e4m3 weight: ``weight_dtype=torch.float8_e4m3fn`` (or
     "fp8_e4m3") and ``weight_scale="per_channel"`` ([N, 1] scales) or
     ``"block128"`` ([ceil(N/128), ceil(K/128)]), or the scale tensor itself.
+    An fp8 out quantised per token group (fp32 scales [M, N / 128] beside
+    it): ``out_dtype=torch.float8_e4m3fn`` (or "fp8_e4m3").
 
     Run it on the stream that will be captured: the tiled mma kernels
     (sm_90, M > 16) keep one module instance per stream, loaded by the
@@ -225,7 +262,7 @@ def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = 
     for m in sorted(set(ms)):
         if m < 1:
             raise GatejitArgumentError("m_values", f"m_values holds {m}: every M must be >= 1")
-        args = packed_args(m, n, k, dtype, act, rounding, device, weight_dtype, weight_scale)
+        args = packed_args(m, n, k, dtype, act, rounding, device, weight_dtype, weight_scale, out_dtype)
         try:
             rt._launcher.prepare_args(args, f"prepare_for(m={m}, n={n}, k={k})")
         except GatejitError as e:

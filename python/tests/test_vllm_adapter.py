@@ -37,8 +37,9 @@ import torch._dynamo  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-from gatejit.integrations.vllm import DECISION_ATTRIBUTE, FP8_FUSED_MAX_M, SCALE_ATTRIBUTE, GatejitOutputGate  # noqa: E402
-from gate_reference import FP8, FP8_MAX, assert_matches, dequantize, quantize_fp8  # noqa: E402
+from gatejit.integrations.vllm import (DECISION_ATTRIBUTE, FP8_FUSED_MAX_M, FP8_OUT_ATTRIBUTE, SCALE_ATTRIBUTE,  # noqa: E402
+                                       GatejitOutputGate, quantise_per_token_group)
+from gate_reference import FP8, FP8_MAX, assert_fp8_out_matches, assert_matches, dequantize, quantize_fp8  # noqa: E402
 from mla_module import TinyMLAAttention  # noqa: E402
 
 DROP_CALLBACK = os.environ.get("GATEJIT_TEST_DROP_CALLBACK") == "1"
@@ -270,3 +271,82 @@ def test_fp8_projection(gen, layout):
     assert gatejit.launch_count() == before + 2, "an fp8 batch above FP8_FUSED_MAX_M must not launch gatejit"
     with torch.no_grad():
         assert torch.equal(got, attn_big * torch.sigmoid(layer(hidden_big)))
+
+
+def _torch_group_quant(y):
+    """Per-token-group quantisation written out here, on the CPU in float64
+    where it is exact: s = fp32(max(amax, 1e-10) / 448), q = e4m3(clamp(y / s)).
+    Independent of the adapter's own torch fallback, which it checks."""
+    t, n = y.shape
+    g = y.double().cpu().reshape(t, n // 128, 128)
+    s = (torch.clamp(g.abs().amax(-1), min=1e-10) / 448.0).float()  # the fp32 rounding of the exact quotient
+    q = (g / s.double().unsqueeze(-1)).float().clamp(-448.0, 448.0).to(FP8)
+    return q.reshape(t, n), s
+
+
+@pytest.mark.skipif(FP8 is None, reason="this torch has no float8_e4m3fn")
+@pytest.mark.parametrize("weight_kind", ["bf16", "fp8_block128"])
+def test_quantised_fp8_out(gen, weight_kind):
+    """quantised() for an fp8 o_proj: with fp8_out=True one gatejit kernel
+    (eager and compiled) writes codes and scales that match the contract
+    (every code and scale); without fp8_out, and for a layer gatejit does not
+    serve, the gated values of __call__ are quantised in torch, bit for bit
+    as the contract's arithmetic written out in the test."""
+    torch._dynamo.reset()
+    n, tokens = 1536, 4
+    weight = torch.randn(n, HIDDEN, generator=gen, device="cuda") * (2.0 / HIDDEN ** 0.5)
+    if weight_kind == "bf16":
+        layer = torch.nn.Linear(HIDDEN, n, bias=False).to("cuda", torch.bfloat16).requires_grad_(False)
+        layer.weight.copy_(weight.to(torch.bfloat16))
+        ref_weight, ref_scale = layer.weight, None
+    else:
+        layer = Fp8GateProj(weight, "block128")
+        ref_weight, ref_scale = layer.q, layer.reference_scale
+    gate = GatejitOutputGate(capture_sizes=[tokens], fp8_out=True)
+    assert gate.prepare(layer) is True and getattr(layer, FP8_OUT_ATTRIBUTE) is True
+    hidden = torch.randn(tokens, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
+    attn = torch.randn(tokens, n, generator=gen, device="cuda").to(torch.bfloat16)
+    attn_before = attn.clone()
+    before = gatejit.launch_count()
+    with torch.no_grad():
+        eager = gate.quantised(hidden, layer, attn)
+        compiled = torch.compile(lambda h, a: gate.quantised(h, layer, a), fullgraph=True)(hidden, attn)
+        torch.cuda.synchronize()
+    assert gatejit.launch_count() == before + 2, "each quantised() call must be one gatejit launch"
+    assert torch.equal(attn, attn_before), "quantised() must leave attn_output as it is"
+    for what, (q, s) in (("eager", eager), ("compiled", compiled)):
+        assert q.dtype == FP8 and tuple(q.shape) == (tokens, n)
+        assert s.dtype == torch.float32 and tuple(s.shape) == (tokens, n // 128)
+        assert_fp8_out_matches(q, s, hidden, ref_weight, attn, "sigmoid", gen, f"adapter fp8 out {weight_kind} {what}",
+                               weight_scale=ref_scale)
+
+    # Without fp8_out: __call__'s fused values, quantised in torch (the
+    # unfused path), equal to the contract's arithmetic written out here.
+    plain_gate = GatejitOutputGate(capture_sizes=[tokens])
+    other = copy.deepcopy(layer)
+    assert plain_gate.prepare(other) is True and getattr(other, FP8_OUT_ATTRIBUTE) is False
+    with torch.no_grad():
+        q, s = plain_gate.quantised(hidden, other, attn)
+        gated = plain_gate(hidden, other, attn)
+        torch.cuda.synchronize()
+    q_ref, s_ref = _torch_group_quant(gated)
+    assert torch.equal(s.cpu(), s_ref), "torch fallback: scales differ from the contract's arithmetic"
+    assert torch.equal(q.cpu().view(torch.uint8), q_ref.view(torch.uint8)), "torch fallback: codes differ"
+    q2, s2 = quantise_per_token_group(gated)
+    assert torch.equal(q2.view(torch.uint8), q.view(torch.uint8)) and torch.equal(s2, s)
+
+    # A biased layer: the existing expression, quantised in torch; nothing launched.
+    biased = torch.nn.Linear(HIDDEN, n, bias=True).to("cuda", torch.bfloat16).requires_grad_(False)
+    assert gate.prepare(biased) is False and getattr(biased, FP8_OUT_ATTRIBUTE) is False
+    count = gatejit.launch_count()
+    with torch.no_grad():
+        q, s = gate.quantised(hidden, biased, attn)
+        q_ref, s_ref = _torch_group_quant(attn * torch.sigmoid(biased(hidden)))
+    assert gatejit.launch_count() == count
+    assert torch.equal(s.cpu(), s_ref) and torch.equal(q.cpu().view(torch.uint8), q_ref.view(torch.uint8))
+
+    # N not a multiple of 128: __call__ stays fused, the fp8 out does not apply.
+    odd = torch.nn.Linear(HIDDEN, 1000, bias=False).to("cuda", torch.bfloat16).requires_grad_(False)
+    assert gate.prepare(odd) is True and getattr(odd, FP8_OUT_ATTRIBUTE) is False
+    with pytest.raises(ValueError, match="N = 1000"):
+        gate.quantised(hidden, odd, torch.randn(tokens, 1000, generator=gen, device="cuda").to(torch.bfloat16))

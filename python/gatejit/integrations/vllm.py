@@ -25,6 +25,14 @@ ones, not bit-equal to the existing expression. Scales in any other form
 (DeepGEMM's transposed or UE8M0 layouts, Marlin repacking, e4m3fnuz) keep the
 existing expression.
 
+fp8 out (``fp8_out=True``): where the next projection (o_proj) takes fp8
+input quantised per token group of 128 columns, :meth:`GatejitOutputGate.quantised`
+returns the gated values already quantised, ``(q, scales)`` as vLLM's
+``per_token_group_quant_fp8(gated, 128)`` lays them out (q float8_e4m3fn [T, N],
+scales float32 [T, N / 128]), from one gatejit kernel (docs/contract.md,
+"fp8 out"). Where that kernel does not serve, it quantises the gated values
+of ``__call__`` with the same arithmetic in torch.
+
 Decide and warm up at model load, eagerly, before ``torch.compile`` traces
 the model and before CUDA graph capture::
 
@@ -53,7 +61,8 @@ from torch import Tensor, nn
 from .. import ops
 from .._support import prepare_for, supports_shape
 
-__all__ = ["GatejitOutputGate", "project", "DECISION_ATTRIBUTE", "SCALE_ATTRIBUTE"]
+__all__ = ["GatejitOutputGate", "project", "quantise_per_token_group", "DECISION_ATTRIBUTE", "FP8_OUT_ATTRIBUTE",
+           "SCALE_ATTRIBUTE"]
 
 #: The attribute ``prepare`` sets on a gate projection: True (fused) or False.
 DECISION_ATTRIBUTE = "gatejit_output_gate"
@@ -62,6 +71,9 @@ DECISION_ATTRIBUTE = "gatejit_output_gate"
 #: ``weight_scale``, or ``gatejit_weight_scale`` for expanded per-tensor
 #: scales; the activations' dtype prepared: the layer's ``orig_dtype``, else bf16).
 SCALE_ATTRIBUTE = "gatejit_fp8"
+#: The attribute ``prepare`` sets with ``fp8_out=True``: whether :meth:`quantised`
+#: takes gatejit's fp8-out kernel (True) or quantises in torch (False).
+FP8_OUT_ATTRIBUTE = "gatejit_output_gate_fp8_out"
 _EXPANDED_SCALE = "gatejit_weight_scale"
 _FP8 = getattr(torch, "float8_e4m3fn", None)
 # Batches up to this M take gatejit's fp8 kernel (the gemv or the mma). On
@@ -70,6 +82,8 @@ _FP8 = getattr(torch, "float8_e4m3fn", None)
 # larger batches keep vLLM's own fp8 GEMM.
 FP8_FUSED_MAX_M = 32
 _SCALE_BLOCK = 128
+_OUT_GROUP = 128  # columns of the fp8 out that share a scale
+_FP8_MAX = 448.0
 
 _ACTIVATIONS = {"sigmoid": torch.sigmoid, "silu": F.silu}
 _FUSED_DTYPES = (torch.bfloat16, torch.float16)
@@ -150,6 +164,26 @@ def _fp8_weight(gate_proj: nn.Module):
     return None
 
 
+def quantise_per_token_group(y: Tensor) -> "tuple[Tensor, Tensor]":
+    """``y`` [T, N] quantised per token group of 128 columns, with the arithmetic
+    of vLLM's Triton ``per_token_group_quant_fp8`` and of gatejit's fp8 out
+    (docs/contract.md): in fp32, ``s = max(amax, 1e-10) / 448`` and ``q =
+    e4m3(clamp(y / s, -448, 448))``, both IEEE divisions. Returns (q
+    float8_e4m3fn [T, N], s float32 [T, N / 128])."""
+    if _FP8 is None:
+        raise RuntimeError("this torch has no float8_e4m3fn")
+    t, n = y.shape
+    if n % _OUT_GROUP:
+        raise ValueError(f"N = {n}: an fp8 out quantised per token group needs N a multiple of {_OUT_GROUP}")
+    groups = y.float().reshape(t, n // _OUT_GROUP, _OUT_GROUP)
+    amax = torch.clamp(groups.abs().amax(-1), min=1e-10)
+    # Tensor by tensor: a CUDA tensor divided by a Python scalar is multiplied
+    # by its reciprocal, one ulp off the IEEE division in about half the groups.
+    scale = amax / torch.full_like(amax, _FP8_MAX)
+    q = (groups / scale.unsqueeze(-1)).clamp(-_FP8_MAX, _FP8_MAX).to(_FP8)
+    return q.reshape(t, n), scale
+
+
 class GatejitOutputGate:
     """The output-gate callback with gatejit's fused kernel behind it.
 
@@ -164,11 +198,13 @@ class GatejitOutputGate:
             attn_output) -> Tensor``; default: ``attn * act(gate_proj(hidden))``.
         fp8_weights: serve fp8 e4m3 projections with their scales (see the
             module docstring); False keeps the existing expression for them.
+        fp8_out: also prepare gatejit's fp8-out kernels for :meth:`quantised`
+            (the gated values quantised per token group for an fp8 o_proj).
     """
 
     def __init__(self, capture_sizes: Iterable[int] = (1,), *, act: str = "sigmoid", rounding: str = "boundary",
                  in_place: bool = False, fallback: Optional[Callable[[Tensor, nn.Module, Tensor], Tensor]] = None,
-                 fp8_weights: bool = True):
+                 fp8_weights: bool = True, fp8_out: bool = False):
         if act not in _ACTIVATIONS:
             raise ValueError(f"act = {act!r}: allowed are 'sigmoid', 'silu'")
         self.capture_sizes = sorted({int(m) for m in capture_sizes})
@@ -176,6 +212,7 @@ class GatejitOutputGate:
         self.rounding = rounding
         self.in_place = in_place
         self.fp8_weights = fp8_weights
+        self.fp8_out = fp8_out
         self.fallback = fallback if fallback is not None else self._existing_expression
 
     def _existing_expression(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor) -> Tensor:
@@ -191,12 +228,14 @@ class GatejitOutputGate:
         sizes = sorted({int(m) for m in capture_sizes}) if capture_sizes is not None else self.capture_sizes
         weight = _plain_weight(gate_proj)
         fused = False
+        taken = None  # the fused path's (sizes, n, k, dtype, device, weight kwargs), for the fp8 out
         if weight is not None and sizes:
             n, k = int(weight.shape[0]), int(weight.shape[1])
             device = weight.device
             if all(supports_shape(m, n, k, weight.dtype, self.act, self.rounding, device=device) for m in sizes):
                 prepare_for(sizes, n, k, weight.dtype, self.act, self.rounding, device=device)
                 fused = True
+                taken = (sizes, n, k, weight.dtype, device, {})
         fp8 = _fp8_weight(gate_proj) if weight is None and self.fp8_weights and sizes else None
         if fp8 is not None:
             weight, scale_name, expanded = fp8
@@ -215,37 +254,84 @@ class GatejitOutputGate:
                     gate_proj.register_buffer(_EXPANDED_SCALE, expanded, persistent=False)
                 setattr(gate_proj, SCALE_ATTRIBUTE, (scale_name, dtype))
                 fused = True
+                taken = (sizes, n, k, dtype, device, {"weight_dtype": _FP8, "weight_scale": scale})
         if not fused and hasattr(gate_proj, SCALE_ATTRIBUTE):
             delattr(gate_proj, SCALE_ATTRIBUTE)
         setattr(gate_proj, DECISION_ATTRIBUTE, fused)
+        # The fp8 out: the same contracts with out quantised per token group.
+        fp8_out = False
+        if self.fp8_out and taken is not None and _FP8 is not None:
+            sizes, n, k, dtype, device, wkw = taken
+            if n % _OUT_GROUP == 0 and all(
+                    supports_shape(m, n, k, dtype, self.act, self.rounding, device=device, out_dtype=_FP8, **wkw)
+                    for m in sizes):
+                prepare_for(sizes, n, k, dtype, self.act, self.rounding, device=device, out_dtype=_FP8, **wkw)
+                fp8_out = True
+        setattr(gate_proj, FP8_OUT_ATTRIBUTE, fp8_out)
         return fused
 
-    def __call__(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor) -> Tensor:
+    def _fused_operands(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor):
+        """(weight [N, K], weight scales or None) where this call takes the
+        fused path prepared for `gate_proj`; None where it takes the existing
+        expression."""
         fused = getattr(gate_proj, DECISION_ATTRIBUTE, None)
         if fused is None:
             fused = False if torch.compiler.is_compiling() else self.prepare(gate_proj)
-        if fused:
-            weight = gate_proj.weight
-            fp8 = getattr(gate_proj, SCALE_ATTRIBUTE, None)
-            scale = None
-            if fp8 is not None:  # the weight as [N, K], its scales, the activations' dtype prepared
-                scale_name, dtype = fp8
-                weight = _weight_nk(weight)
-                scale = getattr(gate_proj, scale_name)
-                dtype_ok = hidden_states.dtype == dtype and hidden_states.shape[0] <= FP8_FUSED_MAX_M
-            else:
-                dtype_ok = hidden_states.dtype == weight.dtype
-            if (hidden_states.dim() == 2 and attn_output.dim() == 2
-                    and dtype_ok and attn_output.dtype == hidden_states.dtype
-                    and hidden_states.device == weight.device and attn_output.device == weight.device
-                    and hidden_states.shape[1] == weight.shape[1] and attn_output.shape[1] == weight.shape[0]
-                    and hidden_states.shape[0] == attn_output.shape[0]
-                    and hidden_states.is_contiguous() and attn_output.is_contiguous()):
-                out = attn_output if self.in_place else None
-                return ops.gate_epilogue(hidden_states, weight, attn_output, out, self.act, self.rounding,
-                                         weight_scale=scale)
+        if not fused:
+            return None
+        weight = gate_proj.weight
+        fp8 = getattr(gate_proj, SCALE_ATTRIBUTE, None)
+        scale = None
+        if fp8 is not None:  # the weight as [N, K], its scales, the activations' dtype prepared
+            scale_name, dtype = fp8
+            weight = _weight_nk(weight)
+            scale = getattr(gate_proj, scale_name)
+            dtype_ok = hidden_states.dtype == dtype and hidden_states.shape[0] <= FP8_FUSED_MAX_M
+        else:
+            dtype_ok = hidden_states.dtype == weight.dtype
+        if (hidden_states.dim() == 2 and attn_output.dim() == 2
+                and dtype_ok and attn_output.dtype == hidden_states.dtype
+                and hidden_states.device == weight.device and attn_output.device == weight.device
+                and hidden_states.shape[1] == weight.shape[1] and attn_output.shape[1] == weight.shape[0]
+                and hidden_states.shape[0] == attn_output.shape[0]
+                and hidden_states.is_contiguous() and attn_output.is_contiguous()):
+            return weight, scale
+        return None
+
+    def __call__(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor) -> Tensor:
+        operands = self._fused_operands(hidden_states, gate_proj, attn_output)
+        if operands is not None:
+            weight, scale = operands
+            out = attn_output if self.in_place else None
+            return ops.gate_epilogue(hidden_states, weight, attn_output, out, self.act, self.rounding,
+                                     weight_scale=scale)
         if self.in_place:
             gated = self.fallback(hidden_states, gate_proj, attn_output)
             attn_output.copy_(gated)
             return attn_output
         return self.fallback(hidden_states, gate_proj, attn_output)
+
+    def quantised(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor) -> "tuple[Tensor, Tensor]":
+        """The gated values quantised per token group for an fp8 o_proj: (q
+        float8_e4m3fn [T, N], scales float32 [T, N / 128]), vLLM's
+        ``per_token_group_quant_fp8(self(...), 128)``. One gatejit kernel where
+        ``prepare`` (with ``fp8_out=True``) took the fp8 out for this
+        projection; otherwise ``__call__``'s values quantised in torch
+        (:func:`quantise_per_token_group`). attn_output is left as it is
+        (``in_place`` applies to ``__call__`` only)."""
+        operands = self._fused_operands(hidden_states, gate_proj, attn_output)
+        if operands is not None and getattr(gate_proj, FP8_OUT_ATTRIBUTE, False):
+            weight, scale = operands
+            t, n = attn_output.shape
+            q = torch.empty(t, n, dtype=_FP8, device=attn_output.device)
+            scales = torch.empty(t, n // _OUT_GROUP, dtype=torch.float32, device=attn_output.device)
+            ops.gate_epilogue(hidden_states, weight, attn_output, q, self.act, self.rounding, weight_scale=scale,
+                              out_scale=scales)
+            return q, scales
+        if operands is not None:
+            weight, scale = operands
+            gated = ops.gate_epilogue(hidden_states, weight, attn_output, None, self.act, self.rounding,
+                                      weight_scale=scale)
+        else:
+            gated = self.fallback(hidden_states, gate_proj, attn_output)
+        return quantise_per_token_group(gated)
