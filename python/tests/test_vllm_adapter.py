@@ -309,10 +309,15 @@ def test_quantised_fp8_out(gen, weight_kind):
     attn_before = attn.clone()
     before = gatejit.launch_count()
     with torch.no_grad():
-        eager = gate.quantised(hidden, layer, attn)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            eager = gate.quantised(hidden, layer, attn)
+            torch.cuda.synchronize()
         compiled = torch.compile(lambda h, a: gate.quantised(h, layer, a), fullgraph=True)(hidden, attn)
         torch.cuda.synchronize()
     assert gatejit.launch_count() == before + 2, "each quantised() call must be one gatejit launch"
+    # One kernel, gatejit's fp8 out: not a 16-bit gate kernel followed by torch's quantisation.
+    kernels = [e.name for e in prof.events() if str(e.device_type).endswith("CUDA")]
+    assert len(kernels) == 1 and "_ofp8_e4m3_per_token_group128" in kernels[0], kernels
     assert torch.equal(attn, attn_before), "quantised() must leave attn_output as it is"
     for what, (q, s) in (("eager", eager), ("compiled", compiled)):
         assert q.dtype == FP8 and tuple(q.shape) == (tokens, n)
@@ -326,9 +331,13 @@ def test_quantised_fp8_out(gen, weight_kind):
     other = copy.deepcopy(layer)
     assert plain_gate.prepare(other) is True and getattr(other, FP8_OUT_ATTRIBUTE) is False
     with torch.no_grad():
-        q, s = plain_gate.quantised(hidden, other, attn)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            q, s = plain_gate.quantised(hidden, other, attn)
+            torch.cuda.synchronize()
         gated = plain_gate(hidden, other, attn)
         torch.cuda.synchronize()
+    kernels = [e.name for e in prof.events() if str(e.device_type).endswith("CUDA")]
+    assert [k for k in kernels if k.startswith("gatejit_")] and not [k for k in kernels if "_ofp8" in k], kernels
     q_ref, s_ref = _torch_group_quant(gated)
     assert torch.equal(s.cpu(), s_ref), "torch fallback: scales differ from the contract's arithmetic"
     assert torch.equal(q.cpu().view(torch.uint8), q_ref.view(torch.uint8)), "torch fallback: codes differ"
