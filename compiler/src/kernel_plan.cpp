@@ -99,7 +99,9 @@ void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t bloc
     P["OUT_ROW_LANES"] = fmt::format("{}", row_lanes);
     P["OUT_PASS_ROWS"] = fmt::format("{}", pass_rows);
     P["OUT_PASSES"] = fmt::format("{}", (row_block + pass_rows - 1) / pass_rows);
-    P["OUT_LDO_WIDE"] = c.ld_out % vec == 0 ? "true" : "false";
+    // Whole stores need every row's codes on OUT_VEC bytes: ld_out a
+    // multiple of it, or a single row (M = 1, whose stride never applies).
+    P["OUT_LDO_WIDE"] = c.m_max == 1 || c.ld_out % vec == 0 ? "true" : "false";
   }
   if (fp8) p.snippets.push_back("encode_e4m3");
 }

@@ -170,5 +170,25 @@ TEST(Fp8OutPlan, BandCodesAreStoredWhole) {
   }
 }
 
+// A padded out row (ld_out not a multiple of a lane's codes) keeps the
+// codes byte by byte where a second row exists; at M = 1 the stride never
+// applies and the lane's 4 codes go out whole.
+TEST(Fp8OutPlan, OneRowStoresWholeWhateverItsStride) {
+  for (int64_t m : {1, 2}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    const Contract packed = fp8_out(Target::kSm90, TemplateKind::kGemv, m);
+    Contract padded = packed;
+    padded.ld_out = packed.n + 1;
+    // The lane's whole store is one of the kernel's b32 stores (beside the
+    // scale's and the counter's): there with a packed out, and with a padded
+    // one only at M = 1.
+    const int64_t whole_packed = count_of(isa_of(packed), "st.global.b32");
+    const std::string isa = isa_of(padded);
+    if (m == 1) EXPECT_EQ(count_of(isa, "st.global.b32"), whole_packed);
+    else EXPECT_LT(count_of(isa, "st.global.b32"), whole_packed);
+    EXPECT_GT(count_of(isa, "st.global.b8"), 0);  // the fallback for an out pointer off 4 bytes
+  }
+}
+
 }  // namespace
 }  // namespace gatejit
