@@ -79,6 +79,34 @@
       return %a : vector<${VW}x${T}>
     }
 
+    // ATTN_PREFETCH: the attn lines of every piece of thread tid asked into
+    // L2 at the kernel's start (@prefetch_l2, the target's), so that the
+    // load after the main loop is an L2 hit, where it had waited on DRAM
+    // (sm_90, attn loaded after the loop: ATTN_AFTER_LOOP, or after a K
+    // split's meeting).
+    func.func private @prefetch_pieces_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,
+                                            %tid: index, %bid: index, %mrow0: index, %m_i: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %piece_slots = arith.constant ${PIECE_SLOTS} : index
+      %lda = arith.constant ${LDA} : index
+      %eb = arith.constant ${VW_ELEMENT_BYTES} : index
+      %base = memref.extract_aligned_pointer_as_index %attn : memref<${A_SIZE}x${T}, #gpu.address_space<global>> -> index
+      scf.for %q = %c0 to %piece_slots step %c1 {
+        %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %mrow0, %m_i)
+            : (index, index, index, index, index) -> (index, index, index, i1)
+        scf.if %in {
+          %a_row = arith.muli %row, %lda : index
+          %a_idx = arith.addi %a_row, %col : index
+          %off = arith.muli %a_idx, %eb : index
+          %addr = arith.addi %base, %off : index
+          %addr_i = arith.index_cast %addr : index to i64
+          func.call @prefetch_l2(%addr_i) : (i64) -> ()
+        }
+      } {gatejit.unroll}
+      return
+    }
+
     // The attn values of every piece of thread tid: @piece_place (the
     // template's: where its pieces lie) says which, ${PIECE_SLOTS} of them.
     func.func private @load_pieces_attn(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>,

@@ -97,6 +97,11 @@ module attributes {gpu.container_module} {
       %piece_slots = arith.constant ${PIECE_SLOTS} : index
       %attn_before = arith.constant ${ATTN_BEFORE_LOOP}
       %attn_after = arith.constant ${ATTN_AFTER_LOOP}
+      %attn_prefetch = arith.constant ${ATTN_PREFETCH}
+      scf.if %attn_prefetch {
+        func.call @prefetch_pieces_attn(%attn, %tid, %bid, %c0, %m_i)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index) -> ()
+      }
       %attn_zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
       %attn_start = scf.if %attn_before -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
         %pre = func.call @load_pieces_attn(%attn, %tid, %bid, %c0, %m_i, %aligned)

@@ -223,11 +223,16 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
   const int64_t eb = dtype_bytes(c.dtype());  // the piece's attn load (and out store, but for an fp8 out)
   P["VW"] = fmt::format("{}", vw);
   P["VW_BYTES"] = fmt::format("{}", vw * eb);
+  P["VW_ELEMENT_BYTES"] = fmt::format("{}", eb);
   P["VW_BYTES_MASK"] = fmt::format("{}", vw * eb - 1);
   P["WIDE_STRIDES"] = c.m_max == 1 || (c.ld_attn % vw == 0 && c.ld_out % vw == 0) ? "true" : "false";
   P["WIDE_PATH"] = target_info(c.target).unaligned_global_vectors ? "false" : "true";
   P["PIECES_WHOLE"] = c.n % vw == 0 ? "true" : "false";
 }
+
+// The target's @prefetch_l2 (ATTN_PREFETCH): PTX's L2 prefetch on sm_90;
+// nothing on gfx9, whose plans load attn before the main loop instead.
+const char *prefetch_snippet(Target t) { return t == Target::kSm90 ? "prefetch_l2_sm90" : "prefetch_l2_none"; }
 
 void plan_gemv(KernelPlan &p) {
   const Contract &c = p.contract;
@@ -300,7 +305,8 @@ void plan_gemv(KernelPlan &p) {
   P["PIECES"] = fmt::format("{}", pieces);
   P["PIECE_SLOTS"] = fmt::format("{}", (pieces + wave * block_waves - 1) / (wave * block_waves));
   P["SUMS"] = fmt::format("{}", c.m_max * block_cols);
-  p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none", "epilogue_pieces"};
+  p.snippets = {dot2_snippet(c), t.ksplit > 1 ? "combine_workgroup" : "combine_none", "epilogue_pieces",
+                prefetch_snippet(c.target)};
   for (std::string &name : weight_snippets(c, "weight_pairs")) p.snippets.push_back(std::move(name));
   set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), block_cols, c.m_max, wave * block_waves);
   p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
@@ -640,7 +646,7 @@ void plan_mma(KernelPlan &p) {
   P["W_RUN_LOAD"] = fp8 && !target_is_amdgpu(c.target) ? "true" : "false";
   set("W_RUN", 8 * t.vecs);
   set("W_RUN_ALIGN", std::min<int64_t>(16, 8 * t.vecs * dtype_bytes(c.dtype_weight)));
-  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival"};
+  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival", prefetch_snippet(c.target)};
   const bool per_channel = c.weight_scale == WeightScale::kPerChannel;
   p.snippets.push_back(per_channel ? "scale_sums_per_channel" : "scale_sums_none");
   if (c.weight_scale != WeightScale::kBlock128) p.snippets.push_back("step_scales_none");
@@ -1110,6 +1116,18 @@ void plan_attn_load(KernelPlan &p) {
   if (p.facts.splits > 1) at = 0;
   p.params["ATTN_AFTER_LOOP"] = at == 1 ? "true" : "false";
   p.params["ATTN_BEFORE_LOOP"] = at == 2 ? "true" : "false";
+  // sm_90, attn loaded after the main loop: its lines asked into L2 at the
+  // kernel's start (v69, measured twice in one session, µs): the mma at
+  // 2048 < N <= 4096 gains at M = 1 (13.07 -> 12.70) and M = 9-16 (M = 16
+  // 14.45 -> 13.77); it lost 0.5-0.8% at M = 2-8 there, 1.3% in the gemv at
+  // N = 1536 M = 1, and moved nothing else by more than noise, so only those
+  // rows take it (prefetch=0|1 overrides).
+  const Contract &c = p.contract;
+  bool prefetch = c.target == Target::kSm90 && p.facts.form == "mma" && c.n > 2048 && c.n <= 4096 &&
+                  (c.m_max == 1 || c.m_max > 8);
+  if (p.tuning.has("prefetch")) prefetch = p.tuning.at("prefetch") != 0;
+  prefetch = prefetch && c.target == Target::kSm90 && at != 2;
+  p.params["ATTN_PREFETCH"] = prefetch ? "true" : "false";
 }
 
 // AMDGPU kernels are scheduled for the waves per SIMD their grid places

@@ -421,6 +421,30 @@ TEST(PtxCode, MmaUsesMmaSync) {
   EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.global[.\w]*\.v4\.(b|u|f)32)"));
 }
 
+// v69: the sm_90 mma rows where the H200 measured it faster ask attn's
+// lines into L2 at the kernel's start (N = 3072, M = 1 and 16); the rows
+// where it measured slower or level do not, nor does gfx950, which loads
+// attn before the main loop instead.
+TEST(PtxCode, AttnPrefetchedWhereMeasuredFaster) {
+  struct Case {
+    Target target;
+    int64_t m, n;
+    bool prefetch;
+  };
+  for (const Case &k : {Case{Target::kSm90, 1, 3072, true}, Case{Target::kSm90, 16, 3072, true},
+                        Case{Target::kSm90, 4, 3072, false}, Case{Target::kSm90, 1, 1536, false},
+                        Case{Target::kSm90, 8, 1536, false}, Case{Target::kSm90, 16, 12288, false},
+                        Case{Target::kGfx950, 1, 3072, false}, Case{Target::kGfx950, 16, 3072, false}}) {
+    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m) + " n=" + std::to_string(k.n));
+    Contract c = seed(k.target);
+    c.m = k.m;
+    c.n = k.n;
+    auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
+    ASSERT_TRUE(isa.ok()) << isa.status().to_string();
+    EXPECT_EQ(isa->find("prefetch.global.L2") != std::string::npos, k.prefetch);
+  }
+}
+
 // The sm_90 seed kernel is PTX that names its target and entry, with 16-byte
 // vector loads (ld.global.v4.b32 / v2.b64 family) for the operands.
 TEST(PtxCode, SeedContractIsPtxWithVectorLoads) {
