@@ -457,6 +457,22 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
     t.ksplit = amd_eight_waves ? 8 : 16;
     t.max_mt = 2;
   }
+  // gfx950 M = 17-48, 16-bit weights (v70): no K split where blocks of one
+  // 16-column tile and 16 hidden rows already fill the CUs. RT 1 and one
+  // 16-row tile a block multiply the blocks by 2 x ceil(M / 16) without the
+  // meeting's 3 round trips (N = 1536 M = 33-48: 7.71-7.76 -> 6.56 µs
+  // predicted; N = 3072 M = 17-48: 11.37-14.51 -> 9.07-11.53). The H200
+  // timed this template both ways (perf-notes v70). N = 1536 M = 17-32 keeps
+  // the split: there the same blocks are 192 for 256 CUs, which the
+  // workgroups_fill_cus gate refuses although the model predicts them
+  // faster (6.01 µs against 8.23-8.28).
+  const int64_t amd_col_tiles = (c.n + t.frag.tile_w - 1) / t.frag.tile_w;
+  const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 &&
+                           amd_col_tiles * ((c.m_max + 15) / 16) >= cus;
+  if (amd_unsplit) {
+    t.rt = 1;
+    t.max_mt = 1;
+  }
   // gfx950 M = 17-128 where the row tiles outnumber the CUs (N > 8192; v58,
   // the model's choice): the 4-wave blocks of 32-128 hidden rows kept too few
   // weight bytes in flight or waited on single loads (N = 12288). Blocks of
@@ -527,7 +543,7 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   while (t.ksplit > 1 && t.ksplit * wave > 1024) t.ksplit /= 2;
   while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;
   // The K split across workgroups, for the block the caps above left.
-  if (target_is_amdgpu(c.target) && c.m_max > 16 && !overrides.contains("splits"))
+  if (target_is_amdgpu(c.target) && c.m_max > 16 && !amd_unsplit && !overrides.contains("splits"))
     t.splits = amd_k_splits(c, t, cus, !amd_mid ? 1 : amd_eight_waves ? kAmdEightWaveMinSplits : kAmdMidMinSplits);
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   // A weight vector is 8 elements: 4 registers (16-bit) or 2 (e4m3).
