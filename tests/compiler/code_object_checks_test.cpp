@@ -334,6 +334,38 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, MmaGfx950Code,
                                          std::pair{DType::kF16, int64_t(64)}, std::pair{DType::kBF16, int64_t(512)}),
                          dtype_m_name);
 
+// v70: gfx950 M = 17-48 (16-bit weights) skips the K split where blocks of
+// 16 columns and 16 hidden rows already fill the CUs, and keeps it where they
+// would not (N = 1536 M <= 32: 192 blocks for 256 CUs; the gate's rule).
+TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
+  struct Case {
+    int64_t m, n;
+    bool unsplit;
+  };
+  for (const Case &k : {Case{17, 1536, false}, Case{32, 1536, false}, Case{33, 1536, true}, Case{48, 1536, true},
+                        Case{64, 1536, false}, Case{17, 3072, true}, Case{48, 3072, true}, Case{64, 3072, false}}) {
+    SCOPED_TRACE("m=" + std::to_string(k.m) + " n=" + std::to_string(k.n));
+    Contract c = seed(Target::kGfx950);
+    c.m = k.m;
+    c.n = k.n;
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const nlohmann::json &r = compiled->report;
+    ASSERT_EQ(r.value("template", ""), "mma");
+    const nlohmann::json &t = r["tuning"];
+    const int64_t blocks = r["grid"][0].get<int64_t>() * r["grid"][1].get<int64_t>();
+    if (k.unsplit) {
+      EXPECT_EQ(t.value("SPLITS", 0), 1) << t.dump();
+      EXPECT_EQ(t.value("RT", 0), 1) << t.dump();
+      EXPECT_EQ(t.value("MT", 0), 1) << t.dump();
+      EXPECT_GE(blocks, 256);
+    } else {
+      EXPECT_GT(t.value("SPLITS", 0), 1) << t.dump();
+    }
+    EXPECT_TRUE(r["gates"]["workgroups_fill_cus"].value("passed", false)) << r["gates"].dump();
+  }
+}
+
 // gfx950's tiled form, asked for with GATEJIT_MMA_TUNING=tiled=1 (auto keeps
 // the register-streamed form there: docs/templates.md says why). Operands go
 // from global memory straight into LDS (global_load_lds_dwordx4, nothing
