@@ -855,6 +855,7 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   if (!asked.wgmma || (asked.accs != 1 && asked.accs != 2 && asked.accs != 4)) asked.accs = 1;
   take("bn", asked.bn);
   if (!asked.wgmma) take("bm", asked.bm);
+  if (!asked.wgmma) take("waves", asked.waves);  // the fragment form's waves a block (sweeps)
   take("warps_n", asked.warps_n);
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || !k128)) asked.bk = kTiledBk;
