@@ -827,98 +827,92 @@ INSTANTIATE_TEST_SUITE_P(
 
 // --- K-split kernels on concurrent streams -----------------------------------
 
-// The tiled mma (sm_90, M > 32) splits K across blocks that meet in a
-// workspace and arrival counters in the loaded module (docs/runtime.md). Two
+// Kernels whose launches share state in the loaded module (a K split's
+// workspace and arrival counters, an fp8 out's staged values and group
+// counters) need one module instance per stream (docs/runtime.md). Two
 // streams launch the same kernel on different inputs, one after the other
-// with no wait, so their launches overlap on the GPU; every output of every
-// launch is checked. Had the streams shared one module instance, blocks of
-// both launches would count into the same counters and sum each other's
-// partials.
-TEST_F(GpuTest, KSplitKernelOnTwoStreamsKeepsLaunchesApart) {
-  const Driver *drv = driver(nullptr);
-  const Case c{128, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma"};
-  constexpr int kLaunches = 16;
-  Buffers a = make(c), b = make(c);
-  Buffers *problems[2] = {&a, &b};
-  CUstream streams[2] = {nullptr, nullptr};
-  std::vector<std::unique_ptr<DeviceBuffer>> outs[2];
-  for (int p = 0; p < 2; ++p) {
-    check(drv->cuStreamCreate(&streams[p], 1 /* non-blocking */), "cuStreamCreate");
-    problems[p]->args.stream = streams[p];
-    ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &problems[p]->args)), "");
-    for (int i = 0; i < kLaunches; ++i) {
-      outs[p].push_back(std::make_unique<DeviceBuffer>(problems[p]->attn.bytes.size()));
-      poison(*outs[p].back(), c.dtype);
-    }
-  }
-  check(drv->cuCtxSynchronize(), "cuCtxSynchronize");  // the poison is in place
-  for (int i = 0; i < kLaunches; ++i) {
+// with no wait, so their launches overlap on the GPU; each launch writes its
+// own poisoned outputs, and every output of every launch is checked. Had the
+// streams shared one instance, blocks of both launches would count into the
+// same counters and read each other's partials or staged values.
+class TwoStreamsTest : public GpuTest {
+ protected:
+  static constexpr int kLaunches = 16;
+  // One launch's outputs: out, and an fp8 out's scales.
+  struct LaunchOutputs {
+    std::unique_ptr<DeviceBuffer> out, scales;
+  };
+
+  void run_on_two_streams(const Case &c) {
+    const Driver *drv = driver(nullptr);
+    const int64_t groups = c.n / kOutGroup;
+    Buffers a = make(c), b = make(c);
+    Buffers *problems[2] = {&a, &b};
+    CUstream streams[2] = {nullptr, nullptr};
+    std::vector<LaunchOutputs> outs[2];
     for (int p = 0; p < 2; ++p) {
-      gatejit_gate_args_t args = problems[p]->args;
-      args.out.data = outs[p][i]->ptr();
-      ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &args)), "");
+      check(drv->cuStreamCreate(&streams[p], 1 /* non-blocking */), "cuStreamCreate");
+      problems[p]->args.stream = streams[p];
+      ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &problems[p]->args)), "");
+      for (int i = 0; i < kLaunches; ++i) {
+        LaunchOutputs o;
+        if (c.fp8_out) {
+          o.out = std::make_unique<DeviceBuffer>(size_t(c.m * c.n));
+          check(drv->cuMemsetD8(o.out->dptr(), 0x7f, o.out->bytes()), "cuMemsetD8");  // e4m3 NaN
+          o.scales = std::make_unique<DeviceBuffer>(size_t(c.m * groups) * sizeof(float));
+          poison(*o.scales, DType::kF32);
+        } else {
+          o.out = std::make_unique<DeviceBuffer>(problems[p]->attn.bytes.size());
+          poison(*o.out, c.dtype);
+        }
+        outs[p].push_back(std::move(o));
+      }
     }
-  }
-  for (CUstream s : streams) check(drv->cuStreamSynchronize(s), "cuStreamSynchronize");
-  for (int p = 0; p < 2; ++p) {
+    check(drv->cuCtxSynchronize(), "cuCtxSynchronize");  // the poison is in place
     for (int i = 0; i < kLaunches; ++i) {
-      HostTensor out = reference::make_tensor(c.dtype, c.m, c.n, c.n);
-      outs[p][i]->download(out.bytes.data(), out.bytes.size());
-      expect_all_correct(verify(*problems[p], c, out, c.rounding),
-                         "stream " + std::to_string(p) + ", launch " + std::to_string(i) + ": ");
+      for (int p = 0; p < 2; ++p) {
+        gatejit_gate_args_t args = problems[p]->args;
+        args.out.data = outs[p][i].out->ptr();
+        if (c.fp8_out) args.out_scale.data = outs[p][i].scales->ptr();
+        ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &args)), "");
+      }
     }
+    for (CUstream s : streams) check(drv->cuStreamSynchronize(s), "cuStreamSynchronize");
+    for (int p = 0; p < 2; ++p) {
+      for (int i = 0; i < kLaunches; ++i) {
+        const std::string where = "stream " + std::to_string(p) + ", launch " + std::to_string(i) + ": ";
+        if (c.fp8_out) {
+          reference::GateProblem problem{c.act, c.rounding, &problems[p]->hidden, &problems[p]->weight,
+                                         &problems[p]->attn, c.weight_scale, &problems[p]->scales};
+          HostTensor q = reference::make_tensor(DType::kFP8E4M3, c.m, c.n, c.n);
+          outs[p][i].out->download(q.bytes.data(), q.bytes.size());
+          std::vector<float> s(size_t(c.m * groups));
+          outs[p][i].scales->download(s.data(), s.size() * sizeof(float));
+          expect_all_correct(reference::check_gate_fp8_out(problem, q, s), where);
+        } else {
+          HostTensor out = reference::make_tensor(c.dtype, c.m, c.n, c.n);
+          outs[p][i].out->download(out.bytes.data(), out.bytes.size());
+          expect_all_correct(verify(*problems[p], c, out, c.rounding), where);
+        }
+      }
+    }
+    for (CUstream s : streams) drv->cuStreamDestroy(s);
   }
-  for (CUstream s : streams) drv->cuStreamDestroy(s);
+};
+
+// The tiled mma (sm_90, M > 32) splits K across blocks that meet in a
+// workspace and arrival counters in the loaded module.
+TEST_F(TwoStreamsTest, KSplitKernelKeepsLaunchesApart) {
+  run_on_two_streams(Case{128, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma"});
 }
 
-// The same for an fp8 out (M = 16: the mma, no K split): its staged values
-// and group counters live in the loaded module, so each stream needs its own
-// instance. Had the streams shared one, a block of one launch could complete
+// An fp8 out (M = 16: the mma, no K split) stages its values and counts its
+// bands in the loaded module: a block of one launch could otherwise complete
 // the other's band count and quantise values the other had not staged.
-TEST_F(GpuTest, Fp8OutKernelOnTwoStreamsKeepsLaunchesApart) {
-  const Driver *drv = driver(nullptr);
+TEST_F(TwoStreamsTest, Fp8OutKernelKeepsLaunchesApart) {
   Case c{16, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma"};
   c.fp8_out = true;
-  constexpr int kLaunches = 16;
-  const int64_t groups = c.n / kOutGroup;
-  Buffers a = make(c), b = make(c);
-  Buffers *problems[2] = {&a, &b};
-  CUstream streams[2] = {nullptr, nullptr};
-  std::vector<std::unique_ptr<DeviceBuffer>> outs[2], scales[2];
-  for (int p = 0; p < 2; ++p) {
-    check(drv->cuStreamCreate(&streams[p], 1 /* non-blocking */), "cuStreamCreate");
-    problems[p]->args.stream = streams[p];
-    ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &problems[p]->args)), "");
-    for (int i = 0; i < kLaunches; ++i) {
-      outs[p].push_back(std::make_unique<DeviceBuffer>(size_t(c.m * c.n)));
-      check(drv->cuMemsetD8(outs[p].back()->dptr(), 0x7f, outs[p].back()->bytes()), "cuMemsetD8");
-      scales[p].push_back(std::make_unique<DeviceBuffer>(size_t(c.m * groups) * sizeof(float)));
-      poison(*scales[p].back(), DType::kF32);
-    }
-  }
-  check(drv->cuCtxSynchronize(), "cuCtxSynchronize");  // the poison is in place
-  for (int i = 0; i < kLaunches; ++i) {
-    for (int p = 0; p < 2; ++p) {
-      gatejit_gate_args_t args = problems[p]->args;
-      args.out.data = outs[p][i]->ptr();
-      args.out_scale.data = scales[p][i]->ptr();
-      ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &args)), "");
-    }
-  }
-  for (CUstream s : streams) check(drv->cuStreamSynchronize(s), "cuStreamSynchronize");
-  for (int p = 0; p < 2; ++p) {
-    reference::GateProblem problem{c.act, c.rounding, &problems[p]->hidden, &problems[p]->weight,
-                                   &problems[p]->attn, c.weight_scale, &problems[p]->scales};
-    for (int i = 0; i < kLaunches; ++i) {
-      HostTensor q = reference::make_tensor(DType::kFP8E4M3, c.m, c.n, c.n);
-      outs[p][i]->download(q.bytes.data(), q.bytes.size());
-      std::vector<float> s(size_t(c.m * groups));
-      scales[p][i]->download(s.data(), s.size() * sizeof(float));
-      expect_all_correct(reference::check_gate_fp8_out(problem, q, s),
-                         "stream " + std::to_string(p) + ", launch " + std::to_string(i) + ": ");
-    }
-  }
-  for (CUstream s : streams) drv->cuStreamDestroy(s);
+  run_on_two_streams(c);
 }
 
 TEST_F(GpuTest, ShapeMismatchIsAnErrorNamingTheField) {
