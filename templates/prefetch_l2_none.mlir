@@ -1,5 +1,5 @@
-    // No L2 prefetch on this target (gfx9 loads attn before the main loop
-    // instead, kernel_plan.cpp plan_attn_load): nothing is issued.
+    // No L2 prefetch on this target: nothing is issued (no gfx9 plan asks
+    // for ATTN_PREFETCH; kernel_plan.cpp plan_attn_load).
     func.func private @prefetch_l2(%addr: i64) {
       return
     }

@@ -231,7 +231,7 @@ void set_piece_params(TemplateParams &P, const Contract &c, int64_t vw) {
 }
 
 // The target's @prefetch_l2 (ATTN_PREFETCH): PTX's L2 prefetch on sm_90;
-// nothing on gfx9, whose plans load attn before the main loop instead.
+// nothing on gfx9 (no plan there asks for it: plan_attn_load).
 const char *prefetch_snippet(Target t) { return t == Target::kSm90 ? "prefetch_l2_sm90" : "prefetch_l2_none"; }
 
 void plan_gemv(KernelPlan &p) {
@@ -461,14 +461,17 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // 16-column tile and 16 hidden rows already fill the CUs. RT 1 and one
   // 16-row tile a block multiply the blocks by 2 x ceil(M / 16) without the
   // meeting's 3 round trips (N = 1536 M = 33-48: 7.71-7.76 -> 6.56 µs
-  // predicted; N = 3072 M = 17-48: 11.37-14.51 -> 9.07-11.53). The H200
+  // predicted; N = 3072 M = 17-48: 11.37-14.51 -> 9.07-11.53; N = 4096-8192
+  // M = 17-48: 13.84-32.99 -> 11.54-28.08). The H200
   // timed this template both ways (perf-notes v70). N = 1536 M = 17-32 keeps
   // the split: there the same blocks are 192 for 256 CUs, which the
   // workgroups_fill_cus gate refuses although the model predicts them
   // faster (6.01 µs against 8.23-8.28).
+  // (A dynamic M must fill them from M = 17, its smallest launch above 16.)
   const int64_t amd_col_tiles = (c.n + t.frag.tile_w - 1) / t.frag.tile_w;
+  const int64_t amd_fill_rows = c.m_dynamic ? 17 : c.m_max;
   const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 &&
-                           amd_col_tiles * ((c.m_max + 15) / 16) >= cus;
+                           amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus;
   if (amd_unsplit) {
     t.rt = 1;
     t.max_mt = 1;
@@ -774,7 +777,7 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
   const int64_t wave = target_wave_size(target);
   const int64_t warps_m = t.waves / t.warps_n;
   const int64_t rows_per_pass = wave * t.waves / (t.bk / 8);
-  return t.warps_n >= 1 && t.waves % t.warps_n == 0 && t.bn % rows_per_pass == 0 &&
+  return t.warps_n >= 1 && t.waves % t.warps_n == 0 && wave * t.waves <= 1024 && t.bn % rows_per_pass == 0 &&
          t.bm % rows_per_pass == 0 && t.bn % (fragment_shape(target).tile_w * t.warps_n) == 0 && t.bm % (16 * warps_m) == 0 &&
          (t.wgmma ? 3 : 2) * stage_bytes(t) <= tt.smem_limit &&
          (!t.wgmma || (t.bm == kWgmmaM * t.waves / 4 && t.bk == 64 && t.warps_n == 1 && t.bn <= kWgmmaMaxN &&
@@ -1134,14 +1137,17 @@ void plan_attn_load(KernelPlan &p) {
   p.params["ATTN_AFTER_LOOP"] = at == 1 ? "true" : "false";
   p.params["ATTN_BEFORE_LOOP"] = at == 2 ? "true" : "false";
   // sm_90, attn loaded after the main loop: its lines asked into L2 at the
-  // kernel's start (v69, measured twice in one session, µs): the mma at
-  // 2048 < N <= 4096 gains at M = 1 (13.07 -> 12.70) and M = 9-16 (M = 16
-  // 14.45 -> 13.77); it lost 0.5-0.8% at M = 2-8 there, 1.3% in the gemv at
-  // N = 1536 M = 1, and moved nothing else by more than noise, so only those
-  // rows take it (prefetch=0|1 overrides).
+  // kernel's start (v69, measured twice in one session, µs). The mma at N =
+  // 3072 gained at M = 1 (13.07 -> 12.70) and M = 16 (14.45 -> 13.77); it
+  // lost 0.5-0.8% at M = 2-8 there, 1.3% in the gemv at N = 1536 M = 1, and
+  // 0.7-1.3% at N = 1536 M = 8 and N = 12288 M = 16. Only the measured kind
+  // takes it: a fixed M of 1 or 9-16, 2048 < N <= 3072, 16-bit weight and
+  // out (prefetch=0|1 overrides; ignored where attn is loaded before the
+  // loop).
   const Contract &c = p.contract;
-  bool prefetch = c.target == Target::kSm90 && p.facts.form == "mma" && c.n > 2048 && c.n <= 4096 &&
-                  (c.m_max == 1 || c.m_max > 8);
+  bool prefetch = c.target == Target::kSm90 && p.facts.form == "mma" && c.n > 2048 && c.n <= 3072 &&
+                  !c.m_dynamic && (c.m_max == 1 || (c.m_max > 8 && c.m_max <= 16)) &&
+                  c.dtype_weight != DType::kFP8E4M3 && !c.fp8_out();
   if (p.tuning.has("prefetch")) prefetch = p.tuning.at("prefetch") != 0;
   prefetch = prefetch && c.target == Target::kSm90 && at != 2;
   p.params["ATTN_PREFETCH"] = prefetch ? "true" : "false";

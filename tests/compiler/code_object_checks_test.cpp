@@ -453,26 +453,45 @@ TEST(PtxCode, MmaUsesMmaSync) {
   EXPECT_THAT(ptx, testing::ContainsRegex(R"(ld\.global[.\w]*\.v4\.(b|u|f)32)"));
 }
 
-// v69: the sm_90 mma rows where the H200 measured it faster ask attn's
-// lines into L2 at the kernel's start (N = 3072, M = 1 and 16); the rows
-// where it measured slower or level do not, nor does gfx950, which loads
-// attn before the main loop instead.
+// v69: the sm_90 mma contracts of the kind the H200 measured faster ask
+// attn's lines into L2 at the kernel's start (N = 3072, fixed M = 1 and 16);
+// each way out of that kind does not: N alone (1536 and 4096 at M = 1, the
+// mma forced), M (4, 8), a dynamic M, an fp8 weight, an fp8 out.
 TEST(PtxCode, AttnPrefetchedWhereMeasuredFaster) {
   struct Case {
-    Target target;
+    const char *what;
     int64_t m, n;
     bool prefetch;
+    void (*adjust)(Contract &);
   };
-  for (const Case &k : {Case{Target::kSm90, 1, 3072, true}, Case{Target::kSm90, 16, 3072, true},
-                        Case{Target::kSm90, 4, 3072, false}, Case{Target::kSm90, 1, 1536, false},
-                        Case{Target::kSm90, 8, 1536, false}, Case{Target::kSm90, 16, 12288, false},
-                        Case{Target::kGfx950, 1, 3072, false}, Case{Target::kGfx950, 16, 3072, false}}) {
-    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m) + " n=" + std::to_string(k.n));
-    Contract c = seed(k.target);
+  auto none = [](Contract &) {};
+  for (const Case &k : {Case{"n3072 m1", 1, 3072, true, none}, Case{"n3072 m16", 16, 3072, true, none},
+                        Case{"n1536 m1", 1, 1536, false, none},
+                        Case{"n4096 m1", 1, 4096, false, none}, Case{"n3072 m4", 4, 3072, false, none},
+                        Case{"n3072 m8", 8, 3072, false, none},
+                        Case{"n3072 dynamic 16", 16, 3072, false,
+                             [](Contract &c) {
+                               c.m_dynamic = true;
+                               c.m_max = 16;
+                             }},
+                        Case{"n3072 m16 fp8 weight", 16, 3072, false,
+                             [](Contract &c) {
+                               c.dtype_weight = DType::kFP8E4M3;
+                               c.weight_scale = WeightScale::kPerChannel;
+                             }},
+                        Case{"n3072 m16 fp8 out", 16, 3072, false, [](Contract &c) {
+                               c.dtype_out = DType::kFP8E4M3;
+                               c.out_scale = OutScale::kPerTokenGroup128;
+                             }}}) {
+    SCOPED_TRACE(k.what);
+    Contract c = seed(Target::kSm90);
     c.m = k.m;
     c.n = k.n;
+    c.template_kind = TemplateKind::kMma;  // the form v69 measured, in every row
+    k.adjust(c);
     auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
     ASSERT_TRUE(isa.ok()) << isa.status().to_string();
+    EXPECT_NE(isa->find("mma.sync"), std::string::npos);
     EXPECT_EQ(isa->find("prefetch.global.L2") != std::string::npos, k.prefetch);
   }
 }

@@ -165,11 +165,14 @@ def _fp8_weight(gate_proj: nn.Module):
 
 
 def quantise_per_token_group(y: Tensor) -> "tuple[Tensor, Tensor]":
-    """``y`` [T, N] quantised per token group of 128 columns, with the arithmetic
-    of vLLM's Triton ``per_token_group_quant_fp8`` and of gatejit's fp8 out
-    (docs/contract.md): in fp32, ``s = max(amax, 1e-10) / 448`` and ``q =
-    e4m3(clamp(y / s, -448, 448))``, both IEEE divisions. Returns (q
-    float8_e4m3fn [T, N], s float32 [T, N / 128])."""
+    """``y`` [T, N] quantised per token group of 128 columns with gatejit's fp8-out
+    arithmetic (docs/contract.md): in fp32, ``s = max(amax, 1e-10) / 448`` and
+    ``q = e4m3(clamp(y / s, -448, 448))``, both IEEE divisions when run
+    eagerly. vLLM's Triton ``per_token_group_quant_fp8`` computes the same
+    expressions with Triton's division, which is not correctly rounded, and
+    so may this function inside ``torch.compile`` (Inductor emits Triton): a
+    scale or code one ulp apart in some groups. Returns (q float8_e4m3fn
+    [T, N], s float32 [T, N / 128])."""
     if _FP8 is None:
         raise RuntimeError("this torch has no float8_e4m3fn")
     t, n = y.shape
