@@ -161,8 +161,13 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const int64_t amd_row_tiles = (p.shape.n + 31) / 32;
   const bool gfx950_mid = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 256 && amd_row_tiles <= 256;
   const bool gfx950_wide = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 32 && amd_row_tiles > 256;
+  // ... and 16, with no K split, at a fixed M = 17-48 where 16-column tiles x
+  // 16-row blocks fill the CUs (v70).
+  const bool gfx950_unsplit = gfx950_mid && p.m != 0 && m_launch <= 48 &&
+                              (p.shape.n + 15) / 16 * ((m_launch + 15) / 16) >= 256;
   const int64_t mma_rows = tiled                                          ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
                            : p.target == Target::kSm90 && m_launch > 32 ? 32
+                           : gfx950_unsplit                               ? 16
                            : gfx950_mid                                   ? 32
                            : gfx950_wide                                  ? 16
                                                                           : 128;
@@ -180,6 +185,9 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   if (tiled) {
     EXPECT_GE(kb.geometry.k_blocks, 1u);
     EXPECT_LE(int64_t(kb.geometry.k_blocks), std::max<int64_t>(1, p.shape.k / 64 / 4));
+  } else if (gfx950_unsplit) {
+    EXPECT_EQ(kb.geometry.k_blocks, 1u);
+    EXPECT_GE(grid_xy, target_info(p.target).compute_units) << "the unsplit blocks leave CUs idle";
   } else if (expected_template == "mma" && target_is_amdgpu(p.target) && m_launch > 16 &&
              (m_launch <= 256 || grid_xy < target_info(p.target).compute_units)) {
     const int64_t splits = kb.geometry.k_blocks, waves = kb.geometry.block_x / 64;
