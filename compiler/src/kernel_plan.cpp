@@ -1145,9 +1145,9 @@ void plan_attn_load(KernelPlan &p) {
   // out (prefetch=0|1 overrides; ignored where attn is loaded before the
   // loop).
   const Contract &c = p.contract;
-  bool prefetch = c.target == Target::kSm90 && p.facts.form == "mma" && c.n > 2048 && c.n <= 3072 &&
-                  !c.m_dynamic && (c.m_max == 1 || (c.m_max > 8 && c.m_max <= 16)) &&
-                  c.dtype_weight != DType::kFP8E4M3 && !c.fp8_out();
+  bool prefetch = p.facts.form == "mma" && c.n > 2048 && c.n <= 3072 && !c.m_dynamic &&
+                  (c.m_max == 1 || (c.m_max > 8 && c.m_max <= 16)) && c.dtype_weight != DType::kFP8E4M3 &&
+                  !c.fp8_out();
   if (p.tuning.has("prefetch")) prefetch = p.tuning.at("prefetch") != 0;
   prefetch = prefetch && c.target == Target::kSm90 && at != 2;
   p.params["ATTN_PREFETCH"] = prefetch ? "true" : "false";

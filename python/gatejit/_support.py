@@ -53,13 +53,18 @@ def _dtype_code(dtype: Any) -> int:
         "an fp8 weight is weight_dtype=torch.float8_e4m3fn")
 
 
+def _names_fp8(dtype: Any) -> bool:
+    """Whether `dtype` names fp8 e4m3: one of its names, or torch.float8_e4m3fn."""
+    if isinstance(dtype, str):
+        return dtype in _FP8_NAMES
+    return fp8_dtype() is not None and dtype == fp8_dtype()
+
+
 def _weight_code(weight_dtype: Any, code: int) -> int:
     """The weight's C dtype: the activations' (weight_dtype None or equal), or FP8_E4M3."""
     if weight_dtype is None:
         return code
-    if isinstance(weight_dtype, str) and weight_dtype in _FP8_NAMES:
-        wcode = _FP8_NAMES[weight_dtype]
-    elif not isinstance(weight_dtype, str) and fp8_dtype() is not None and weight_dtype == fp8_dtype():
+    if _names_fp8(weight_dtype):
         wcode = _capi.FP8_E4M3
     else:
         try:
@@ -106,9 +111,7 @@ def _is_fp8_out(out_dtype: Any, code: int) -> bool:
     """Whether `out_dtype` asks for an fp8 e4m3 out (None: the activations' dtype)."""
     if out_dtype is None:
         return False
-    if isinstance(out_dtype, str) and out_dtype in _FP8_NAMES:
-        return True
-    if not isinstance(out_dtype, str) and fp8_dtype() is not None and out_dtype == fp8_dtype():
+    if _names_fp8(out_dtype):
         return True
     try:
         same = _dtype_code(out_dtype) == code

@@ -59,6 +59,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .. import ops
+from .._call import OUT_GROUP as _OUT_GROUP  # columns of an fp8 out that share a scale
 from .._support import prepare_for, supports_shape
 
 __all__ = ["GatejitOutputGate", "project", "quantise_per_token_group", "DECISION_ATTRIBUTE", "FP8_OUT_ATTRIBUTE",
@@ -82,7 +83,6 @@ _FP8 = getattr(torch, "float8_e4m3fn", None)
 # larger batches keep vLLM's own fp8 GEMM.
 FP8_FUSED_MAX_M = 32
 _SCALE_BLOCK = 128
-_OUT_GROUP = 128  # columns of the fp8 out that share a scale
 _FP8_MAX = 448.0
 
 _ACTIVATIONS = {"sigmoid": torch.sigmoid, "silu": F.silu}
