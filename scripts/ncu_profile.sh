@@ -6,7 +6,7 @@
 # (bench/profile_one.py makes the launches; N = 1536, K = 7168, bf16; FP8
 # per_channel or block128: an e4m3 weight with those scales). NCU_SECTIONS
 # ("SpeedOfLight ComputeWorkloadAnalysis ...") prints those sections whole
-# instead of the metric list.
+# instead of the metric list; NCU_EXTRA_METRICS adds metrics to it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 METRICS=$(echo "
@@ -32,7 +32,7 @@ METRICS=$(echo "
   launch__registers_per_thread
   launch__waves_per_multiprocessor
   launch__occupancy_limit_registers
-  gpu__time_duration.sum" | xargs | tr ' ' ',')
+  gpu__time_duration.sum ${NCU_EXTRA_METRICS:-}" | xargs | tr ' ' ',')
 export GATEJIT_LIBRARY=$PWD/build-device/runtime/libgatejit.so GATEJIT_DISABLE_JIT=1
 for spec in "$@"; do
   IFS=: read -r name bundle m fp8 <<< "$spec"
@@ -47,5 +47,5 @@ for spec in "$@"; do
   fi
   GATEJIT_BUNDLE_PATH=$bundle timeout 120 /usr/local/cuda/bin/ncu --kernel-name regex:gatejit --launch-skip 3 \
     --launch-count 1 --metrics "$METRICS" "${args[@]}" 2>&1 |
-    grep -E "^\s+(smsp|lts|dram|sm__|gpc|launch__|gpu__)" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
+    grep -E "^\s+(smsp|lts|dram|sm__|gpc|launch__|gpu__|l1tex__)" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
 done

@@ -1091,7 +1091,12 @@ void plan_mma_tiled(KernelPlan &p) {
   p.facts = {.form = "mma_tiled", .weight_rows_per_block = t.bn, .hidden_rows_per_block = t.bm,
              .splits = t.splits, .stages_ahead = ahead, .stage_bytes = stage_bytes(t),
              .reduction_rounds = t.splits > 1 ? (t.splits + round - 1) / round : 0, .matrix = true,
-             .warpgroup_matrix = t.wgmma};
+             .warpgroup_matrix = t.wgmma,
+             // Fragments: each weight row of a stage is read by the WARPS_M
+             // warps of its column, each hidden row by the WARPS_N of its row.
+             .shared_operand_bytes = t.wgmma ? 0
+                                             : (warps_m * t.bn * t.weight_bytes + t.warps_n * t.bm * t.hidden_bytes) *
+                                                   (c.k / t.splits)};
 }
 
 void plan_generic(KernelPlan &p) {

@@ -13,6 +13,29 @@ double us_of(double bytes, double tbs) { return tbs > 0 ? bytes / (tbs * 1e6) : 
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// A SIMD (an SM sub-partition) needs this many waves before the fragment
+// form's reads and products of one wave hide behind another's (v72: on the
+// H200 a second round of lone 4-warp blocks ran as long as the first round
+// of pairs).
+constexpr int64_t kWavesPerSimdToHide = 2;
+
+// How much longer than an even spread the fragment form's rounds take:
+// each round of workgroups lasts as long as its busiest CU, whose
+// workgroups share its pipes, but a CU with fewer than kWavesPerSimdToHide
+// waves a SIMD runs no faster than one with that many. 1 when every CU
+// does the same work.
+double round_quantisation(const TargetInfo &t, int64_t workgroups, int64_t per_cu, int64_t waves_per_block) {
+  const int64_t capacity = std::max<int64_t>(1, per_cu) * t.compute_units;
+  const int64_t min_waves = kWavesPerSimdToHide * t.simds_per_cu;
+  double busiest_blocks = 0;  // summed over the rounds, in blocks' worth of work
+  for (int64_t left = workgroups; left > 0; left -= capacity) {
+    const int64_t in_round = std::min(left, capacity);
+    const int64_t on_busiest = ceil_div(in_round, t.compute_units);
+    busiest_blocks += double(std::max(on_busiest * waves_per_block, min_waves)) / double(waves_per_block);
+  }
+  return busiest_blocks * double(t.compute_units) / double(std::max<int64_t>(1, workgroups));
+}
+
 // The K-split meeting's round trips besides the partials' loads: the
 // release fence (the partial stores complete), the arrival atomic, and the
 // last block's acquire before it loads (v52: the H200 measured 1.5-1.8 µs
@@ -84,6 +107,19 @@ Prediction predict(const ModelInput &in) {
                          double(std::min<int64_t>(in.grid_blocks[0] * plan.weight_rows_per_block, c.n)) * double(c.k);
     const FactRange rate = plan.warpgroup_matrix ? t.warpgroup_matrix_tflops : t.matrix_bf16_tflops;
     p.terms.push_back({"matrix", {flops / (rate.high * cu_share * 1e6), flops / (rate.low * cu_share * 1e6)}});
+    // The fragment form reads each stage into registers, then multiplies,
+    // then meets the other warps at the next stage's barrier, so its reads
+    // and its products take turns: on the H200 (ncu, v72) a tile's cycles
+    // were its block's LDS wavefronts plus its warps' tensor-pipe issue,
+    // not the larger of the two.
+    if (plan.shared_operand_bytes > 0) {
+      const double shared = double(plan.shared_operand_bytes) * double(p.workgroups);
+      const double q = round_quantisation(t, p.workgroups, p.occupancy.workgroups_per_cu,
+                                          ceil_div(in.block_threads, t.wave_size));
+      p.terms.push_back({"shared_then_matrix",
+                         {q * (us_of(shared, t.shared_read_tbs.high) + flops / (rate.high * 1e6)),
+                          q * (us_of(shared, t.shared_read_tbs.low) + flops / (rate.low * 1e6))}});
+    }
   } else {
     // Vector products: gfx950's packed dot does two multiply-adds a lane.
     const double flops = 2.0 * double(m) * double(c.n) * double(c.k);
@@ -125,7 +161,7 @@ Prediction predict(const ModelInput &in) {
   p.point_us = p.serial_us.mid() + largest->us.mid();
   const double serial_latency = p.serial_us.mid() - t.launch_us.mid();
   p.limiter = serial_latency > largest->us.mid() ? "latency chain" : largest->name;
-  p.memory_bound = largest->name != "matrix" && largest->name != "vector";
+  p.memory_bound = largest->name != "matrix" && largest->name != "vector" && largest->name != "shared_then_matrix";
   p.ideal_read_us = {t.launch_us.low + us_of(p.hbm_bytes, t.hbm_read_tbs.high),
                      t.launch_us.high + us_of(p.hbm_bytes, t.hbm_read_tbs.low)};
   return p;

@@ -18,6 +18,10 @@ struct PlanFacts {
   int64_t reduction_rounds = 0;      // K split: rounds in which the last workgroup loads the partials
   bool matrix = false;               // products on the matrix cores
   bool warpgroup_matrix = false;     // sm_90 wgmma
+  // Bytes a workgroup's warps read from workgroup memory into registers
+  // for their products over its K share (the tiled form's fragments; 0
+  // where the matrix cores read workgroup memory themselves, or none is read).
+  int64_t shared_operand_bytes = 0;
 };
 
 inline nlohmann::json plan_facts_json(const PlanFacts &f) {
@@ -25,7 +29,8 @@ inline nlohmann::json plan_facts_json(const PlanFacts &f) {
           {"hidden_rows_per_block", f.hidden_rows_per_block}, {"splits", f.splits},
           {"stages_ahead", f.stages_ahead}, {"stage_bytes", f.stage_bytes},
           {"reduction_rounds", f.reduction_rounds},
-          {"matrix", f.matrix},       {"warpgroup_matrix", f.warpgroup_matrix}};
+          {"matrix", f.matrix},       {"warpgroup_matrix", f.warpgroup_matrix},
+          {"shared_operand_bytes", f.shared_operand_bytes}};
 }
 
 }  // namespace gatejit::compiler

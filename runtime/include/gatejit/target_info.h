@@ -58,6 +58,7 @@ struct TargetInfo {
   FactRange l2_latency_us;      // round trip of a load that hits L2
   int64_t l2_bytes;
   FactRange l2_read_tbs;        // achievable L2 -> CU bandwidth, all CUs together
+  FactRange shared_read_tbs;    // workgroup memory -> registers, all CUs together (bytes a clock x CUs x clock)
   int64_t last_level_cache_bytes;  // MALL / Infinity Cache; 0 where none
   // Global loads and stores of several elements need not be aligned to
   // their width (gfx9 runs in unaligned access mode, and LLVM widens adjacent
