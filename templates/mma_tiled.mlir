@@ -369,18 +369,18 @@ ${PICK_STAGE}
           // trip (v34 measured that chain as most of a block's epilogue).
           // Each element is read and written by its own lane only, so
           // reading all before writing any is the same result in place.
+          // An element outside the output loads attn[0] (M, N >= 1) and
+          // drops it: no branch per load, so gfx9 issues them together
+          // and waits once (a branch each made 16 round trips, v73).
           %a_none = arith.constant dense<0.0> : vector<${TILES}x4x${T}>
           %a_zero = arith.constant 0.0 : ${T}
           %attn_v = scf.for %e = %c0 to %tiles_c step %c1 iter_args(%va = %a_none) -> (vector<${TILES}x4x${T}>) {
             %va_e = scf.for %q = %c0 to %c4 step %c1 iter_args(%vq = %va) -> (vector<${TILES}x4x${T}>) {
               %a_idx, %o_idx, %in = func.call @epilogue_element(%e, %q, %lane, %h_base, %w_base, %m_i)
                   : (index, index, index, index, index, index) -> (index, index, i1)
-              %av = scf.if %in -> (${T}) {
-                %x = memref.load %attn[%a_idx] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
-                scf.yield %x : ${T}
-              } else {
-                scf.yield %a_zero : ${T}
-              }
+              %a_safe = arith.select %in, %a_idx, %c0 : index
+              %x = memref.load %attn[%a_safe] : memref<${A_SIZE}x${T}, #gpu.address_space<global>>
+              %av = arith.select %in, %x, %a_zero : ${T}
               %vq2 = vector.insert %av, %vq[%e, %q] : ${T} into vector<${TILES}x4x${T}>
               scf.yield %vq2 : vector<${TILES}x4x${T}>
             } {gatejit.unroll}

@@ -773,6 +773,17 @@ bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
 // elements each, at their tensors' element bytes.
 int64_t stage_bytes(const TiledTuning &t) { return (t.bn * t.weight_bytes + t.bm * t.hidden_bytes) * t.bk; }
 
+// The staged epilogue's tile (mma_tiled.mlir): BM rows of BN products,
+// EPI_LD = BN + pad floats apart, EPI_LD = 8 mod 32 (below).
+int64_t epilogue_tile_ld(const TiledTuning &t) { return t.bn + ((8 - t.bn) % 32 + 32) % 32; }
+int64_t epilogue_tile_bytes(const TiledTuning &t) { return t.bm * epilogue_tile_ld(t) * 4; }
+// Where its 8-element row pieces are whole 16-byte accesses: N and the attn
+// and out row strides multiples of 8 (the base pointers are checked at run
+// time).
+bool epilogue_staging_shape(const Contract &c, const TiledTuning &t) {
+  return c.n % 8 == 0 && c.ld_attn % 8 == 0 && c.ld_out % 8 == 0 && t.bn % 8 == 0;
+}
+
 bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) {
   const int64_t wave = target_wave_size(target);
   const int64_t warps_m = t.waves / t.warps_n;
@@ -863,6 +874,11 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || !k128)) asked.bk = kTiledBk;
   if (tiled_shape_ok(asked, c.target, tt)) t = asked;  // an impossible override keeps the table's shape
+  // gfx950 keeps the staged epilogue's tile in workgroup memory of its own
+  // (its stages are globals the tile cannot overlay): the stages leave it
+  // room within a workgroup's share of the CU (two workgroups a CU).
+  if (target_is_amdgpu(c.target) && epilogue_staging_shape(c, t))
+    budget = std::min(budget, tt.smem_per_cu / 2 - epilogue_tile_bytes(t));
   t.stages = std::min<int64_t>(8, budget / stage_bytes(t));
   take("stages", t.stages);
   take("bps", t.blocks_per_cu);
@@ -942,21 +958,24 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
 }
 
 // The epilogue staged through workgroup memory (mma_tiled.mlir,
-// tile_output_places.mlir): on sm_90, whose stages are dynamic workgroup
-// memory that the BM x BN f32 tile fits in, where 8-element row pieces are
-// whole 16-byte accesses: N and the attn and out row strides multiples of 8
-// (the base pointers are checked at run time). Rows EPI_LD = BN + pad
+// tile_output_places.mlir), where 8-element row pieces are whole 16-byte
+// accesses (epilogue_staging_shape). On sm_90 the BM x BN f32 tile reuses
+// the stages' dynamic workgroup memory, where it fits; on gfx950 it is
+// dynamic workgroup memory after the stage globals (v73), which the stages
+// left room for (tiled_tuning). Rows EPI_LD = BN + pad
 // floats apart, EPI_LD = 8 mod 32: a lane's two neighbouring products go
 // out as one 8-byte store, and the 16 lanes of a half warp (4 rows x 4
 // lanes) then cover the 32 banks once.
 void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
-  const int64_t ld = t.bn + ((8 - t.bn) % 32 + 32) % 32;
+  const int64_t ld = epilogue_tile_ld(t);
   const int64_t floats = t.bm * ld;
   const int64_t per_row = t.bn / 8;
   const int64_t pieces = t.bm * per_row;
   const int64_t pieces_per_thread = (pieces + block - 1) / block;
-  const bool staged = !target_is_amdgpu(c.target) && c.n % 8 == 0 && c.ld_attn % 8 == 0 && c.ld_out % 8 == 0 &&
-                      t.bn % 8 == 0 && floats * 4 <= t.stages * stage_bytes(t);
+  const TargetInfo &info = target_info(c.target);
+  const bool staged = epilogue_staging_shape(c, t) &&
+                      (info.amdgpu ? t.stages * stage_bytes(t) + floats * 4 <= info.shared_per_workgroup_max
+                                   : floats * 4 <= t.stages * stage_bytes(t));
   // attn loaded before the K loop (4 registers a piece, held across it)
   // unless the accumulators, and with a K split the partials loaded back
   // beside them, leave too few: M = 1024's 192 x 128 split tiles spilled.
@@ -1082,10 +1101,11 @@ void plan_mma_tiled(KernelPlan &p) {
                    "WGMMA", "TMA", "WGMMA_PENDING", "ACCS",   "EPI_STAGED", "EPI_ATTN_EARLY"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
-  // globals, counted in the code object's LDS) only the K-split flag.
-  const int64_t dynamic_bytes = !amd   ? t.stages * stage_bytes(t) + (t.tma ? t.stages * kStageBarrierBytes : 0)
-                                : t.splits > 1 ? 16
-                                               : 0;
+  // globals, counted in the code object's LDS) the K-split flag and the
+  // staged epilogue's tile, which reuses the flag's bytes after the meeting.
+  const bool amd_staged = amd && P["EPI_STAGED"] == "1";
+  const int64_t dynamic_bytes = !amd ? t.stages * stage_bytes(t) + (t.tma ? t.stages * kStageBarrierBytes : 0)
+                                     : std::max<int64_t>(t.splits > 1 ? 16 : 0, amd_staged ? epilogue_tile_bytes(t) : 0);
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
   if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
   p.facts = {.form = "mma_tiled", .weight_rows_per_block = t.bn, .hidden_rows_per_block = t.bm,

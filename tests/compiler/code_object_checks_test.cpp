@@ -369,9 +369,12 @@ TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
 // gfx950's tiled form, asked for with GATEJIT_MMA_TUNING=tiled=1 (auto keeps
 // the register-streamed form there: docs/templates.md says why). Operands go
 // from global memory straight into LDS (global_load_lds_dwordx4, nothing
-// written to LDS from registers but the K-split flag), fragments come back
-// as 16-byte LDS reads into the MFMA; no scratch, no spills; the stages fit
-// the 160 KiB of LDS.
+// written to LDS from registers but the K-split flag and the staged
+// epilogue's tile), fragments come back as 16-byte LDS reads into the MFMA;
+// no scratch, no spills; the stages and the epilogue's tile fit a
+// workgroup's half of the 160 KiB of LDS (v73: two workgroups a CU); the
+// epilogue goes out in 16-byte pieces, its element-wise fallback loads attn
+// in one round trip.
 class TiledMmaGfx950Code : public testing::TestWithParam<std::pair<DType, int64_t>> {
   ScopedMmaTuning tuning_{"tiled=1"};
 };
@@ -387,22 +390,31 @@ TEST_P(TiledMmaGfx950Code, LoadsGlobalToLdsAndFeedsMfmaFromLds) {
   EXPECT_GT(histogram_count(r, "ds_read_b128"), 0);
   EXPECT_GT(histogram_count(r, mfma), 0);
   EXPECT_EQ(histogram_count(r, "ds_write_b128"), 0);
-  // 16-byte global loads into registers are the K-split partials only (at
-  // most one per accumulator tile and split), none without a split.
+  // 16-byte global loads into registers are the K-split partials (at most
+  // one per accumulator tile and split) and the staged epilogue's attn
+  // pieces (two a thread: 64 x 64 outputs in 8-element pieces, 256 threads).
   const int64_t splits = r["tuning"]["SPLITS"], tiles = 4;  // 2 x 2 MFMA tiles per wave (64 x 64, 2 x 2 waves)
-  EXPECT_LE(histogram_count(r, "global_load_dwordx4"), splits > 1 ? splits * tiles : 0)
+  const int64_t attn_pieces = 64 * 64 / 8 / 256;
+  EXPECT_LE(histogram_count(r, "global_load_dwordx4"), (splits > 1 ? splits * tiles : 0) + attn_pieces)
       << "operands must not pass through registers";
+  // The staged epilogue (gfx950 since v73): 16-byte out stores, the gate
+  // that asks for them passing, and the element-wise fallback's attn loads
+  // in one round trip (a branch per load made it 16: the tail was 17).
+  EXPECT_EQ(r["tuning"].value("EPI_STAGED", -1), 1);
+  EXPECT_GT(histogram_count(r, "global_store_dwordx4"), 0);
+  EXPECT_TRUE(r["gates"]["wide_epilogue_accesses"].value("passed", false)) << r["gates"].dump();
+  EXPECT_LE(r["code_facts"].value("tail_round_trips", 99), 4);
   const nlohmann::json &k = r["kernels"][0];
   EXPECT_EQ(k.value("scratch_bytes", -1), 0);
   EXPECT_EQ(k.value("vgpr_spill_count", -1), 0);
   const LaunchGeometry &geo = compiled->binary.geometry;
-  // The stages are static LDS (a global each); dynamic LDS holds only the
-  // K-split flag.
+  // The stages are static LDS (a global each); dynamic LDS holds the
+  // K-split flag, then the epilogue's f32 tile (64 rows, 72 floats apart).
   const int64_t stages = r["tuning"]["STAGES"], bn = r["tuning"]["BN"], bm = r["tuning"]["BM"],
                 bk = r["tuning"]["BK"];
   EXPECT_EQ(k.value("lds_bytes", 0), stages * (bn + bm) * bk * 2);
-  EXPECT_LE(k.value("lds_bytes", 0) + int64_t(geo.shared_bytes), 160 * 1024);
-  EXPECT_EQ(geo.shared_bytes, splits > 1 ? 16u : 0u);
+  EXPECT_EQ(geo.shared_bytes, 64u * 72u * 4u);
+  EXPECT_LE(k.value("lds_bytes", 0) + int64_t(geo.shared_bytes), 80 * 1024);
   EXPECT_EQ(geo.block_x, 256u);  // 4 waves of 64
 
   // The stages overlap: no barrier of the K loop waits for every LDS-DMA

@@ -101,6 +101,49 @@ TEST(PerfModel, MatrixFormsAreComputeBoundAtLargeM) {
   EXPECT_FALSE(gates[0].applies);  // 128 blocks < 132 SMs is allowed when compute-bound
 }
 
+// The fragment form (v72): reads from workgroup memory and products take
+// turns, so their times add; a second round of lone blocks costs a whole
+// round; blocks with fewer than two waves a SIMD run no faster than two.
+TEST(PerfModel, FragmentReadsAndProductsAddUp) {
+  ModelInput in;
+  in.target = &target_info(Target::kSm90);
+  in.contract.target = Target::kSm90;
+  in.contract.m = in.contract.m_max = 2048;
+  in.contract.n = 1536;
+  in.contract.k = 7168;
+  // 64 x 64 tiles, 2 x 2 warps: each stage row read by two warps.
+  const int64_t shared = (2 * 64 * 2 + 2 * 64 * 2) * 7168;
+  in.plan = {.form = "mma_tiled", .weight_rows_per_block = 64, .hidden_rows_per_block = 64, .stages_ahead = 3,
+             .stage_bytes = 16384, .matrix = true, .shared_operand_bytes = shared};
+  in.grid_blocks[0] = 24;
+  in.grid_blocks[1] = 32;
+  in.block_threads = 128;
+  in.shared_bytes = 65536;  // 3 blocks an SM
+  const Prediction p = predict(in);
+  const TargetInfo &t = *in.target;
+  const double reads = double(shared) * 768 / (t.shared_read_tbs.mid() * 1e6);
+  EXPECT_EQ(p.limiter, "shared_then_matrix");
+  EXPECT_FALSE(p.memory_bound);
+  // 768 blocks, 396 at a time: 3 + 3 on the busiest SM, 6 x 132 / 768.
+  EXPECT_GT(term(p, "shared_then_matrix"), 1.03 * (reads + term(p, "matrix")) - 0.01);
+  EXPECT_GT(term(p, "shared_then_matrix"), term(p, "matrix") + 0.9 * reads);
+  // The wgmma form reads no fragments: no such term.
+  in.plan.shared_operand_bytes = 0;
+  for (const ModelTerm &m : predict(in).terms) EXPECT_NE(m.name, "shared_then_matrix");
+  // Half the blocks: one round of 384, 3 on the busiest SM, the same time a block.
+  in.plan.shared_operand_bytes = shared;
+  in.grid_blocks[1] = 16;
+  const double half = term(predict(in), "shared_then_matrix");
+  EXPECT_NEAR(half, term(p, "shared_then_matrix") / 2, 0.02 * half);
+  // 96 blocks of 4 warps, one an SM: each runs as if it shared its SM with a
+  // second, so 132 / 96 x 2 of the even spread.
+  in.grid_blocks[1] = 4;
+  const Prediction lone = predict(in);
+  const double even = (double(shared) * 96 / (t.shared_read_tbs.mid() * 1e6)) +
+                      term(lone, "matrix") * 96.0 / 132.0;
+  EXPECT_NEAR(term(lone, "shared_then_matrix"), even * 2 * 132 / 96, 0.05 * even);
+}
+
 TEST(PerfModel, ScratchAndNarrowAccessesFailTheirGates) {
   ModelInput in = seed_like();
   in.scratch_bytes = 16;
