@@ -82,13 +82,19 @@ TEST(PerfModel, HiddenReReadsCountInL2Bytes) {
             384 * 15 * 7168 * 2 + 2 * 15 * 1536 * 2);
 }
 
-TEST(PerfModel, MatrixFormsAreComputeBoundAtLargeM) {
+// sm_90, M = 2048, N = 1536, K = 7168: the benchmark's prefill row.
+ModelInput sm90_prefill() {
   ModelInput in;
   in.target = &target_info(Target::kSm90);
   in.contract.target = Target::kSm90;
   in.contract.m = in.contract.m_max = 2048;
   in.contract.n = 1536;
   in.contract.k = 7168;
+  return in;
+}
+
+TEST(PerfModel, MatrixFormsAreComputeBoundAtLargeM) {
+  ModelInput in = sm90_prefill();
   in.plan = {.form = "mma_tiled", .weight_rows_per_block = 192, .hidden_rows_per_block = 128, .stages_ahead = 3,
              .stage_bytes = 40960, .matrix = true, .warpgroup_matrix = true};
   in.grid_blocks[0] = 8;
@@ -105,12 +111,7 @@ TEST(PerfModel, MatrixFormsAreComputeBoundAtLargeM) {
 // turns, so their times add; a second round of lone blocks costs a whole
 // round; blocks with fewer than two waves a SIMD run no faster than two.
 TEST(PerfModel, FragmentReadsAndProductsAddUp) {
-  ModelInput in;
-  in.target = &target_info(Target::kSm90);
-  in.contract.target = Target::kSm90;
-  in.contract.m = in.contract.m_max = 2048;
-  in.contract.n = 1536;
-  in.contract.k = 7168;
+  ModelInput in = sm90_prefill();
   // 64 x 64 tiles, 2 x 2 warps: each stage row read by two warps.
   const int64_t shared = (2 * 64 * 2 + 2 * 64 * 2) * 7168;
   in.plan = {.form = "mma_tiled", .weight_rows_per_block = 64, .hidden_rows_per_block = 64, .stages_ahead = 3,
