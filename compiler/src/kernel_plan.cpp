@@ -753,6 +753,18 @@ struct TiledTuning {
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
+// gfx950's prefill tiles (v74): 128 weight rows x 64 hidden rows, 2 x 2
+// waves of 64 x 32. The H200 ran this shape of the same template (g4, v72)
+// within 4% of the model, and it is where the model puts gfx950's tiled
+// form ahead of the register-streamed one: once the grid holds three of
+// them a CU (the workgroups the CU's LDS holds at 2 stages), so that
+// their bytes in flight cover the latency.
+constexpr int64_t kAmdPrefillBn = 128, kAmdPrefillBm = 64, kAmdPrefillTilesPerCu = 3;
+bool amd_prefill_tiles(const Contract &c) {
+  const int64_t tiles = ((c.n + kAmdPrefillBn - 1) / kAmdPrefillBn) * ((c.m_max + kAmdPrefillBm - 1) / kAmdPrefillBm);
+  return target_is_amdgpu(c.target) && tiles >= kAmdPrefillTilesPerCu * target_info(c.target).compute_units;
+}
+
 bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   // The tiled form stages 16-bit tiles; an e4m3 weight takes the
   // register-streamed form, which decodes each lane's fragments.
@@ -762,11 +774,12 @@ bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
     return false;
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
-  // 11.4 us against the register-streamed 12.9 (v25). gfx950 only when
-  // asked (tiled=1): its stages overlap in the ISA since v27, but it has
-  // never executed (no AMD GPU here), so the simpler register-streamed form
-  // stays the default until an MI355X run times both (docs/templates.md).
-  return c.target == Target::kSm90 && c.m_max > 16;
+  // 11.4 us against the register-streamed 12.9 (v25). gfx950 where its
+  // prefill tiles fill the CUs three times over (v74: predicted 1.6x the
+  // register-streamed form, e.g. N = 1536 M = 4096 134.7 -> 85.9 us), or
+  // when asked (tiled=1); elsewhere the register-streamed form predicts
+  // faster.
+  return (c.target == Target::kSm90 && c.m_max > 16) || amd_prefill_tiles(c);
 }
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
@@ -782,6 +795,12 @@ int64_t epilogue_tile_bytes(const TiledTuning &t) { return t.bm * epilogue_tile_
 // time).
 bool epilogue_staging_shape(const Contract &c, const TiledTuning &t) {
   return c.n % 8 == 0 && c.ld_attn % 8 == 0 && c.ld_out % 8 == 0 && t.bn % 8 == 0;
+}
+// gfx950 keeps the tile in workgroup memory of its own (its stages are
+// globals the tile cannot overlay), within a workgroup's half of the CU (two
+// workgroups a CU) beside `stages` stages.
+bool amd_epilogue_tile_fits(const TargetInfo &info, const TiledTuning &t, int64_t stages) {
+  return stages * stage_bytes(t) + epilogue_tile_bytes(t) <= info.shared_per_cu / 2;
 }
 
 bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) {
@@ -811,7 +830,8 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
 //    epilogue: M = 1024 45.0 against 64 x 64's 53.5; 5 stages measured
 //    67.0-73.6 at M = 2048 against 67.8-68.5 for 4)
 // gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
-// lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB.
+// lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB; 3 where
+// the staged epilogue's tile takes 18 KiB beside them (v73).
 TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
@@ -828,6 +848,7 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   };
   if (target_is_amdgpu(c.target)) {
     t.bn = 64, t.bm = 64;
+    if (amd_prefill_tiles(c)) t.bn = kAmdPrefillBn, t.bm = kAmdPrefillBm;
   } else if (c.m_max <= 32) {
     t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
   } else if (c.m_max <= 64) {
@@ -874,10 +895,9 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || !k128)) asked.bk = kTiledBk;
   if (tiled_shape_ok(asked, c.target, tt)) t = asked;  // an impossible override keeps the table's shape
-  // gfx950 keeps the staged epilogue's tile in workgroup memory of its own
-  // (its stages are globals the tile cannot overlay): the stages leave it
-  // room within a workgroup's share of the CU (two workgroups a CU).
-  if (target_is_amdgpu(c.target) && epilogue_staging_shape(c, t))
+  // gfx950's stages leave the staged epilogue's tile room beside them,
+  // where it fits with the pipeline's fewest (2) stages (v73).
+  if (target_is_amdgpu(c.target) && epilogue_staging_shape(c, t) && amd_epilogue_tile_fits(target_info(c.target), t, 2))
     budget = std::min(budget, tt.smem_per_cu / 2 - epilogue_tile_bytes(t));
   t.stages = std::min<int64_t>(8, budget / stage_bytes(t));
   take("stages", t.stages);
@@ -973,9 +993,8 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
   const int64_t pieces = t.bm * per_row;
   const int64_t pieces_per_thread = (pieces + block - 1) / block;
   const TargetInfo &info = target_info(c.target);
-  const bool staged = epilogue_staging_shape(c, t) &&
-                      (info.amdgpu ? t.stages * stage_bytes(t) + floats * 4 <= info.shared_per_workgroup_max
-                                   : floats * 4 <= t.stages * stage_bytes(t));
+  const bool staged = epilogue_staging_shape(c, t) && (info.amdgpu ? amd_epilogue_tile_fits(info, t, t.stages)
+                                                                   : floats * 4 <= t.stages * stage_bytes(t));
   // attn loaded before the K loop (4 registers a piece, held across it)
   // unless the accumulators, and with a K split the partials loaded back
   // beside them, leave too few: M = 1024's 192 x 128 split tiles spilled.
@@ -1113,10 +1132,11 @@ void plan_mma_tiled(KernelPlan &p) {
              .reduction_rounds = t.splits > 1 ? (t.splits + round - 1) / round : 0, .matrix = true,
              .warpgroup_matrix = t.wgmma,
              // Fragments: each weight row of a stage is read by the WARPS_M
-             // warps of its column, each hidden row by the WARPS_N of its row.
+             // warps of its column, each hidden row by the WARPS_N of its row,
+             // over the K tiles of the busiest split.
              .shared_operand_bytes = t.wgmma ? 0
                                              : (warps_m * t.bn * t.weight_bytes + t.warps_n * t.bm * t.hidden_bytes) *
-                                                   (c.k / t.splits)};
+                                                   ((c.k / t.bk + t.splits - 1) / t.splits * t.bk)};
 }
 
 void plan_generic(KernelPlan &p) {

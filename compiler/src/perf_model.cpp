@@ -115,7 +115,7 @@ Prediction predict(const ModelInput &in) {
     if (plan.shared_operand_bytes > 0) {
       const double shared = double(plan.shared_operand_bytes) * double(p.workgroups);
       const double q = round_quantisation(t, p.workgroups, p.occupancy.workgroups_per_cu,
-                                          ceil_div(in.block_threads, t.wave_size));
+                                          std::max<int64_t>(1, ceil_div(in.block_threads, t.wave_size)));
       p.terms.push_back({"shared_then_matrix",
                          {q * (us_of(shared, t.shared_read_tbs.high) + flops / (rate.high * 1e6)),
                           q * (us_of(shared, t.shared_read_tbs.low) + flops / (rate.low * 1e6))}});

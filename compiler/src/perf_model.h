@@ -8,7 +8,9 @@
 //   time = launch + latency x (1 + round trips after the loop)
 //          + max(HBM bytes / bandwidth, L2 bytes / L2 bandwidth,
 //                L2 bytes x latency / bytes in flight,  (Little's law)
-//                products / matrix or vector rate)
+//                products / matrix or vector rate,
+//                q x (fragment bytes / workgroup memory bandwidth
+//                     + products / matrix rate))        (tiled fragments)
 #pragma once
 
 #include <cstdint>
@@ -36,7 +38,7 @@ struct ModelInput {
 };
 
 struct ModelTerm {
-  std::string name;   // "hbm", "l2", "in_flight", "matrix", "vector"
+  std::string name;   // "hbm", "l2", "in_flight", "matrix", "vector", "shared_then_matrix"
   FactRange us;
 };
 

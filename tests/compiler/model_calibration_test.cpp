@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "compiler_test_support.h"
 #include "gatejit/compiler/compiler.h"
 
 namespace gatejit::compiler {
@@ -50,9 +51,10 @@ TEST(ModelCalibration, EveryH200BenchmarkRowWithin30Percent) {
 // H200 at five tile shapes and M = 512-2048 (docs/perf-notes.md, v72). The
 // model sees its reads and products taking turns (`shared_then_matrix`);
 // before v72 it was 1.7-2.6x low for this form and ranked its shapes
-// backwards. Not here: q4 (64 x 64 warp tiles), which ran at the 255
-// registers a thread of sm_90 with bank conflicts the PTX does not show;
-// its M = 512 row is predicted 1.40x (docs/gfx950-model.md).
+// backwards. Not here: q4 (64 x 64 warp tiles, as swept: 1 block an SM
+// asked, 2 K splits at M = 512), which ran at the 255 registers a thread of
+// sm_90 with bank conflicts the PTX does not show; its M = 512 row is
+// predicted 1.40x (docs/gfx950-model.md).
 constexpr const char *kFragmentSweep = GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-02-v72-fragments-unpipelined.json";
 
 TEST(ModelCalibration, FragmentTiledFormWithin30Percent) {
@@ -72,9 +74,8 @@ TEST(ModelCalibration, FragmentTiledFormWithin30Percent) {
       c.m = row.at("m").get<int64_t>();
       c.n = row.at("n").get<int64_t>();
       c.k = row.at("k").get<int64_t>();
-      setenv("GATEJIT_MMA_TUNING", tuning.c_str(), 1);
+      testing_support::ScopedMmaTuning scoped{tuning.c_str()};
       auto kernel = compile(c);
-      unsetenv("GATEJIT_MMA_TUNING");
       ASSERT_TRUE(kernel.ok()) << kernel.status().message();
       ASSERT_EQ(kernel->report.at("plan_facts").at("form"), "mma_tiled") << name;
       const double predicted = kernel->report.at("model").at("predicted_us").get<double>();
