@@ -986,7 +986,8 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
 // floats apart, EPI_LD = 8 mod 32: a lane's two neighbouring products go
 // out as one 8-byte store, and the 16 lanes of a half warp (4 rows x 4
 // lanes) then cover the 32 banks once.
-void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
+// Returns whether the epilogue is staged.
+bool set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
   const int64_t ld = epilogue_tile_ld(t);
   const int64_t floats = t.bm * ld;
   const int64_t per_row = t.bn / 8;
@@ -1009,6 +1010,7 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
   P["EPI_PIECES"] = fmt::format("{}", pieces);
   P["EPI_PIECES_PER_ROW"] = fmt::format("{}", per_row);
   P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", pieces_per_thread);
+  return staged;
 }
 
 void plan_mma_tiled(KernelPlan &p) {
@@ -1109,7 +1111,7 @@ void plan_mma_tiled(KernelPlan &p) {
     P["COPY_SRC"] = fmt::format("memref<?x{}, #gpu.address_space<global>>", P["T"]);
   }
   p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
-  set_staged_epilogue_params(P, c, t, block);
+  const bool staged = set_staged_epilogue_params(P, c, t, block);
   p.template_file = "mma_tiled";
   p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival"};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
@@ -1122,9 +1124,8 @@ void plan_mma_tiled(KernelPlan &p) {
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) the K-split flag and the
   // staged epilogue's tile, which reuses the flag's bytes after the meeting.
-  const bool amd_staged = amd && P["EPI_STAGED"] == "1";
   const int64_t dynamic_bytes = !amd ? t.stages * stage_bytes(t) + (t.tma ? t.stages * kStageBarrierBytes : 0)
-                                     : std::max<int64_t>(t.splits > 1 ? 16 : 0, amd_staged ? epilogue_tile_bytes(t) : 0);
+                                     : std::max<int64_t>(t.splits > 1 ? 16 : 0, staged ? epilogue_tile_bytes(t) : 0);
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
   if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
   p.facts = {.form = "mma_tiled", .weight_rows_per_block = t.bn, .hidden_rows_per_block = t.bm,
