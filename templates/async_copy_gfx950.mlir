@@ -9,15 +9,17 @@
     // Each stage is its own workgroup global (stage_pick_gfx950.mlir picks
     // one by a constant slot; those past STAGES are never picked and
     // dropped): LLVM then knows which stage's LDS-DMA loads a ds_read waits
-    // for, instead of all of them (s_waitcnt vmcnt(0)).
-    memref.global "private" @gatejit_stage_0 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
-    memref.global "private" @gatejit_stage_1 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
-    memref.global "private" @gatejit_stage_2 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
-    memref.global "private" @gatejit_stage_3 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
-    memref.global "private" @gatejit_stage_4 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
-    memref.global "private" @gatejit_stage_5 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
-    memref.global "private" @gatejit_stage_6 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
-    memref.global "private" @gatejit_stage_7 : memref<${ROWS}x${BK}x${T}, #gpu.address_space<workgroup>> {alignment = 16}
+    // for, instead of all of them (s_waitcnt vmcnt(0)). They are bytes, viewed
+    // as ROWS x BK elements by the copies and as f32 parts of the staged
+    // epilogue's tile once the K loop is over (epilogue_part_gfx950.mlir).
+    memref.global "private" @gatejit_stage_0 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_1 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_2 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_3 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_4 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_5 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_6 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
+    memref.global "private" @gatejit_stage_7 : memref<${STAGE_BYTES}xi8, #gpu.address_space<workgroup>> {alignment = 16}
     func.func private @copy_to_stage(%src: memref<?x${T}, #gpu.address_space<global>>, %idx: index,
                                      %stage: ${STAGE_MEMREF}, %row: index, %col: index) {
       amdgpu.gather_to_lds %src[%idx], %stage[%row, %col] : vector<8x${T}>, memref<?x${T}, #gpu.address_space<global>>, ${STAGE_MEMREF}

@@ -73,10 +73,12 @@
 //   tile_products_wgmma.mlir)
 //   REFILL_EARLY (true: a slot is refilled before the products, after a
 //   block barrier; false: after the products, by @stage_refill)
-//   ${EPI_STAGED} ${EPI_ATTN_EARLY} ${EPI_LD} ${EPI_TILE_FLOATS} ${EPI_PIECES}
-//   ${EPI_PIECES_PER_ROW} ${EPI_PIECES_PER_THREAD} (the epilogue through a
-//   BM x BN tile of workgroup memory in 8-element row pieces, where the
-//   shape allows, or element by element; tile_output_places.mlir)
+//   ${EPI_STAGED} ${EPI_ATTN_EARLY} ${EPI_LD} ${EPI_PARTS} ${EPI_PART_ROWS}
+//   ${EPI_PART_FLOATS} ${EPI_PIECES} ${EPI_PIECES_PER_ROW}
+//   ${EPI_PIECES_PER_THREAD} (the epilogue through a BM x BN tile of
+//   workgroup memory in 8-element row pieces, where the shape allows, or
+//   element by element; tile_output_places.mlir), PICK_EPILOGUE_PART (a body
+//   fragment: the tile's part %part over stage slot %part, as %tile)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
@@ -316,19 +318,23 @@ ${PICK_STAGE}
           // each thread takes 8-element row pieces: 16-byte attn loads and
           // out stores, a warp covering whole rows, where the accumulator
           // layout gave 2-byte accesses spread over 8 rows (v34: that
-          // epilogue took 17 of M = 2048's 77 us).
-          %tile = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
-              to memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>
+          // epilogue took 17 of M = 2048's 77 us). The tile is cut into
+          // EPI_PARTS parts of EPI_PART_ROWS rows, part i over stage slot i
+          // (PICK_EPILOGUE_PART): gfx950's stages are separate globals, and
+          // a tile that needs no memory of its own keeps 3 prefill
+          // workgroups a CU (v75).
           %epi_ld = arith.constant ${EPI_LD} : index
           gpu.barrier
           scf.for %e = %c0 to %tiles_c step %c1 {
             scf.for %q = %c0 to %c4 step %c1 {
               %row_l, %col_l = func.call @element_in_tile(%e, %q, %lane, %wn, %wm)
                   : (index, index, index, index, index) -> (index, index)
+              %part, %row_p = func.call @tile_part_of(%row_l) : (index) -> (index, index)
+${PICK_EPILOGUE_PART}
               %dot = vector.extract %done#0[%e, %q] : f32 from vector<${TILES}x4xf32>
-              %t_row = arith.muli %row_l, %epi_ld : index
+              %t_row = arith.muli %row_p, %epi_ld : index
               %t_idx = arith.addi %t_row, %col_l : index
-              memref.store %dot, %tile[%t_idx] : memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>
+              memref.store %dot, %tile[%t_idx] : memref<${EPI_PART_FLOATS}xf32, #gpu.address_space<workgroup>>
             } {gatejit.unroll}
           } {gatejit.unroll}
           gpu.barrier
@@ -347,8 +353,10 @@ ${PICK_STAGE}
             %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
                 : (index, index, index, index, index) -> (index, index, index, index, i1)
             scf.if %in {
-              %dots = func.call @load_tile_piece(%tile, %row_l, %col_l, %lane)
-                  : (memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>, index, index, index) -> vector<8xf32>
+              %part, %row_p = func.call @tile_part_of(%row_l) : (index) -> (index, index)
+${PICK_EPILOGUE_PART}
+              %dots = func.call @load_tile_piece(%tile, %row_p, %col_l, %lane)
+                  : (memref<${EPI_PART_FLOATS}xf32, #gpu.address_space<workgroup>>, index, index, index) -> vector<8xf32>
               %av = vector.extract %attn_p[%p] : vector<8x${T}> from vector<${EPI_PIECES_PER_THREAD}x8x${T}>
               %ov = scf.for %j = %c0 to %c8 step %c1 iter_args(%vo = %o_none) -> (vector<8x${T}>) {
                 %d = vector.extract %dots[%j] : f32 from vector<8xf32>

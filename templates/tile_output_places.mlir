@@ -4,8 +4,8 @@
     // BM x BN output tile.
     //
     // Parameters: MT, TILE_W, N, LDA, LDO, BLOCK, A_SIZE, T, EPI_STAGED,
-    // EPI_LD, EPI_TILE_FLOATS, EPI_PIECES, EPI_PIECES_PER_ROW,
-    // EPI_PIECES_PER_THREAD.
+    // EPI_LD, EPI_PARTS, EPI_PART_ROWS, EPI_PART_FLOATS, EPI_PIECES,
+    // EPI_PIECES_PER_ROW, EPI_PIECES_PER_THREAD.
 
     // Whether this launch takes the staged epilogue: the planner's shape
     // (EPI_STAGED) and both attn and out on 16 bytes, checked here because
@@ -127,12 +127,28 @@
       return %pieces : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
     }
 
-    // The 8 products of a piece at (row_l, col_l) of the tile, as two
+    // Row row_l of the staged tile: its part (each EPI_PART_ROWS rows, a
+    // power of two where there are several) and its row in that part. One
+    // part folds to (0, row_l).
+    func.func private @tile_part_of(%row_l: index) -> (index, index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %parts = arith.constant ${EPI_PARTS} : index
+      %rows = arith.constant ${EPI_PART_ROWS} : index
+      %many = arith.cmpi ugt, %parts, %c1 : index
+      %part_d = arith.divui %row_l, %rows : index
+      %row_d = arith.remui %row_l, %rows : index
+      %part = arith.select %many, %part_d, %c0 : index
+      %row_p = arith.select %many, %row_d, %row_l : index
+      return %part, %row_p : index, index
+    }
+
+    // The 8 products of a piece at (row_l, col_l) of a tile part, as two
     // 16-byte loads. Lanes take neighbouring pieces 32 bytes apart, so in
     // one load lanes i and i + 4 of a quarter warp would share banks; the
     // lanes of every other quad read their second half first, and the
     // quarter warp's 8 loads cover the 32 banks once.
-    func.func private @load_tile_piece(%tile: memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>,
+    func.func private @load_tile_piece(%tile: memref<${EPI_PART_FLOATS}xf32, #gpu.address_space<workgroup>>,
                                        %row_l: index, %col_l: index, %lane: index) -> vector<8xf32> {
       %c0 = arith.constant 0 : index
       %c2 = arith.constant 2 : index
@@ -147,8 +163,8 @@
       %second = arith.subi %c4, %first : index
       %i_first = arith.addi %t_idx, %first : index
       %i_second = arith.addi %t_idx, %second : index
-      %a = vector.load %tile[%i_first] {alignment = 16} : memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-      %b = vector.load %tile[%i_second] {alignment = 16} : memref<${EPI_TILE_FLOATS}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+      %a = vector.load %tile[%i_first] {alignment = 16} : memref<${EPI_PART_FLOATS}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+      %b = vector.load %tile[%i_second] {alignment = 16} : memref<${EPI_PART_FLOATS}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
       %lo = arith.select %swap, %b, %a : vector<4xf32>
       %hi = arith.select %swap, %a, %b : vector<4xf32>
       %piece = vector.shuffle %lo, %hi [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>

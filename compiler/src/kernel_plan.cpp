@@ -789,18 +789,25 @@ int64_t stage_bytes(const TiledTuning &t) { return (t.bn * t.weight_bytes + t.bm
 // The staged epilogue's tile (mma_tiled.mlir): BM rows of BN products,
 // EPI_LD = BN + pad floats apart, EPI_LD = 8 mod 32 (below).
 int64_t epilogue_tile_ld(const TiledTuning &t) { return t.bn + ((8 - t.bn) % 32 + 32) % 32; }
-int64_t epilogue_tile_bytes(const TiledTuning &t) { return t.bm * epilogue_tile_ld(t) * 4; }
+// The tile in parts, part i over stage slot i: the whole tile where one
+// stage holds it, else the largest power of two of rows that one does
+// (a shift, not a division, finds a row's part).
+struct EpilogueParts {
+  int64_t rows = 0, count = 0;
+};
+EpilogueParts epilogue_parts(const TiledTuning &t) {
+  const int64_t row_bytes = epilogue_tile_ld(t) * 4;
+  const int64_t fit = stage_bytes(t) / row_bytes;
+  if (t.bm <= fit) return {t.bm, 1};
+  int64_t rows = 1;
+  while (rows * 2 <= fit) rows *= 2;
+  return {rows, (t.bm + rows - 1) / rows};
+}
 // Where its 8-element row pieces are whole 16-byte accesses: N and the attn
 // and out row strides multiples of 8 (the base pointers are checked at run
 // time).
 bool epilogue_staging_shape(const Contract &c, const TiledTuning &t) {
   return c.n % 8 == 0 && c.ld_attn % 8 == 0 && c.ld_out % 8 == 0 && t.bn % 8 == 0;
-}
-// gfx950 keeps the tile in workgroup memory of its own (its stages are
-// globals the tile cannot overlay), within a workgroup's half of the CU (two
-// workgroups a CU) beside `stages` stages.
-bool amd_epilogue_tile_fits(const TargetInfo &info, const TiledTuning &t, int64_t stages) {
-  return stages * stage_bytes(t) + epilogue_tile_bytes(t) <= info.shared_per_cu / 2;
 }
 
 bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) {
@@ -830,8 +837,8 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
 //    epilogue: M = 1024 45.0 against 64 x 64's 53.5; 5 stages measured
 //    67.0-73.6 at M = 2048 against 67.8-68.5 for 4)
 // gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
-// lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB; 3 where
-// the staged epilogue's tile takes 18 KiB beside them (v73).
+// lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB (the
+// staged epilogue's tile lies over the stages, v75).
 TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
@@ -895,10 +902,6 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   take("bk", asked.bk);
   if (asked.bk != 64 && (asked.bk != 128 || !k128)) asked.bk = kTiledBk;
   if (tiled_shape_ok(asked, c.target, tt)) t = asked;  // an impossible override keeps the table's shape
-  // gfx950's stages leave the staged epilogue's tile room beside them,
-  // where it fits with the pipeline's fewest (2) stages (v73).
-  if (target_is_amdgpu(c.target) && epilogue_staging_shape(c, t) && amd_epilogue_tile_fits(target_info(c.target), t, 2))
-    budget = std::min(budget, tt.smem_per_cu / 2 - epilogue_tile_bytes(t));
   t.stages = std::min<int64_t>(8, budget / stage_bytes(t));
   take("stages", t.stages);
   take("bps", t.blocks_per_cu);
@@ -979,23 +982,22 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
 
 // The epilogue staged through workgroup memory (mma_tiled.mlir,
 // tile_output_places.mlir), where 8-element row pieces are whole 16-byte
-// accesses (epilogue_staging_shape). On sm_90 the BM x BN f32 tile reuses
-// the stages' dynamic workgroup memory, where it fits; on gfx950 it is
-// dynamic workgroup memory after the stage globals (v73), which the stages
-// left room for (tiled_tuning). Rows EPI_LD = BN + pad
+// accesses (epilogue_staging_shape). The BM x BN f32 tile lies over the
+// stages, which are free after the K loop, in parts (epilogue_parts), part
+// i over stage slot i: on gfx950 each slot is its own global, and on sm_90
+// the same parts keep the same slots so the H200 runs the split (v75:
+// before, gfx950's tile took memory of its own and did not fit beside the
+// prefill tiles' stages). Rows EPI_LD = BN + pad
 // floats apart, EPI_LD = 8 mod 32: a lane's two neighbouring products go
 // out as one 8-byte store, and the 16 lanes of a half warp (4 rows x 4
 // lanes) then cover the 32 banks once.
-// Returns whether the epilogue is staged.
-bool set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
+void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
   const int64_t ld = epilogue_tile_ld(t);
-  const int64_t floats = t.bm * ld;
+  const EpilogueParts parts = epilogue_parts(t);
   const int64_t per_row = t.bn / 8;
   const int64_t pieces = t.bm * per_row;
   const int64_t pieces_per_thread = (pieces + block - 1) / block;
-  const TargetInfo &info = target_info(c.target);
-  const bool staged = epilogue_staging_shape(c, t) && (info.amdgpu ? amd_epilogue_tile_fits(info, t, t.stages)
-                                                                   : floats * 4 <= t.stages * stage_bytes(t));
+  const bool staged = epilogue_staging_shape(c, t) && parts.rows > 0 && parts.count <= t.stages;
   // attn loaded before the K loop (4 registers a piece, held across it)
   // unless the accumulators, and with a K split the partials loaded back
   // beside them, leave too few: M = 1024's 192 x 128 split tiles spilled.
@@ -1006,11 +1008,12 @@ bool set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
   P["EPI_STAGED"] = staged ? "1" : "0";
   P["EPI_ATTN_EARLY"] = early ? "1" : "0";
   P["EPI_LD"] = fmt::format("{}", ld);
-  P["EPI_TILE_FLOATS"] = fmt::format("{}", floats);
+  P["EPI_PARTS"] = fmt::format("{}", std::max<int64_t>(1, parts.count));
+  P["EPI_PART_ROWS"] = fmt::format("{}", std::max<int64_t>(1, parts.rows));
+  P["EPI_PART_FLOATS"] = fmt::format("{}", std::max<int64_t>(1, parts.rows) * ld);
   P["EPI_PIECES"] = fmt::format("{}", pieces);
   P["EPI_PIECES_PER_ROW"] = fmt::format("{}", per_row);
   P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", pieces_per_thread);
-  return staged;
 }
 
 void plan_mma_tiled(KernelPlan &p) {
@@ -1087,6 +1090,7 @@ void plan_mma_tiled(KernelPlan &p) {
   // slot is a constant.
   set("SLOT_RING", amd ? t.stages : 1);
   p.body_fragments["PICK_STAGE"] = amd ? "stage_pick_gfx950" : "stage_pick_sm90";
+  p.body_fragments["PICK_EPILOGUE_PART"] = amd ? "epilogue_part_gfx950" : "epilogue_part_sm90";
   // What the copies read: two tensor maps passed by value (TMA, made
   // 128-byte grid constants by the mark-tensor-map-args pass), or the
   // weight and hidden memrefs.
@@ -1111,7 +1115,7 @@ void plan_mma_tiled(KernelPlan &p) {
     P["COPY_SRC"] = fmt::format("memref<?x{}, #gpu.address_space<global>>", P["T"]);
   }
   p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
-  const bool staged = set_staged_epilogue_params(P, c, t, block);
+  set_staged_epilogue_params(P, c, t, block);
   p.template_file = "mma_tiled";
   p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival"};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
@@ -1122,10 +1126,9 @@ void plan_mma_tiled(KernelPlan &p) {
                    "WGMMA", "TMA", "WGMMA_PENDING", "ACCS",   "EPI_STAGED", "EPI_ATTN_EARLY"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
-  // globals, counted in the code object's LDS) the K-split flag and the
-  // staged epilogue's tile, which reuses the flag's bytes after the meeting.
+  // globals, counted in the code object's LDS) the K-split flag alone.
   const int64_t dynamic_bytes = !amd ? t.stages * stage_bytes(t) + (t.tma ? t.stages * kStageBarrierBytes : 0)
-                                     : std::max<int64_t>(t.splits > 1 ? 16 : 0, staged ? epilogue_tile_bytes(t) : 0);
+                                     : (t.splits > 1 ? 16 : 0);
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
   if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
   p.facts = {.form = "mma_tiled", .weight_rows_per_block = t.bn, .hidden_rows_per_block = t.bm,

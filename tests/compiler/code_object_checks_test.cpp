@@ -404,8 +404,9 @@ TEST(Gfx950Plan, TiledWherePrefillTilesFillTheCusThreeTimes) {
 // from global memory straight into LDS (global_load_lds_dwordx4, nothing
 // written to LDS from registers but the K-split flag and the staged
 // epilogue's tile), fragments come back as 16-byte LDS reads into the MFMA;
-// no scratch, no spills; the stages and the epilogue's tile fit a
-// workgroup's half of the 160 KiB of LDS (v73: two workgroups a CU); the
+// no scratch, no spills; the epilogue's tile lies over the stage globals
+// and takes no LDS of its own (v75: beside them it cost the 128 x 64
+// prefill tiles their staging, and the 64 x 64 tiles a stage); the
 // epilogue goes out in 16-byte pieces, its element-wise fallback loads attn
 // in one round trip.
 class TiledMmaGfx950Code : public testing::TestWithParam<std::pair<DType, int64_t>> {
@@ -425,9 +426,12 @@ TEST_P(TiledMmaGfx950Code, LoadsGlobalToLdsAndFeedsMfmaFromLds) {
   EXPECT_EQ(histogram_count(r, "ds_write_b128"), 0);
   // 16-byte global loads into registers are the K-split partials (at most
   // one per accumulator tile and split) and the staged epilogue's attn
-  // pieces (two a thread: 64 x 64 outputs in 8-element pieces, 256 threads).
-  const int64_t splits = r["tuning"]["SPLITS"], tiles = 4;  // 2 x 2 MFMA tiles per wave (64 x 64, 2 x 2 waves)
-  const int64_t attn_pieces = 64 * 64 / 8 / 256;
+  // pieces (BN x BM outputs in 8-element pieces over 256 threads).
+  const int64_t splits = r["tuning"]["SPLITS"], stages = r["tuning"]["STAGES"], bn = r["tuning"]["BN"],
+                bm = r["tuning"]["BM"], bk = r["tuning"]["BK"], warps_n = r["tuning"]["WARPS_N"];
+  const int64_t waves = 4, warps_m = waves / warps_n;
+  const int64_t tiles = (bn / (16 * warps_n)) * (bm / (16 * warps_m));  // 16 x 16 MFMA tiles per wave
+  const int64_t attn_pieces = bn * bm / 8 / 256;
   EXPECT_LE(histogram_count(r, "global_load_dwordx4"), (splits > 1 ? splits * tiles : 0) + attn_pieces)
       << "operands must not pass through registers";
   // The staged epilogue (gfx950 since v73): 16-byte out stores, the gate
@@ -441,12 +445,10 @@ TEST_P(TiledMmaGfx950Code, LoadsGlobalToLdsAndFeedsMfmaFromLds) {
   EXPECT_EQ(k.value("scratch_bytes", -1), 0);
   EXPECT_EQ(k.value("vgpr_spill_count", -1), 0);
   const LaunchGeometry &geo = compiled->binary.geometry;
-  // The stages are static LDS (a global each); dynamic LDS holds the
-  // K-split flag, then the epilogue's f32 tile (64 rows, 72 floats apart).
-  const int64_t stages = r["tuning"]["STAGES"], bn = r["tuning"]["BN"], bm = r["tuning"]["BM"],
-                bk = r["tuning"]["BK"];
+  // The stages are static LDS (a global each), the epilogue's f32 tile in
+  // parts over them; dynamic LDS holds the K-split flag alone.
   EXPECT_EQ(k.value("lds_bytes", 0), stages * (bn + bm) * bk * 2);
-  EXPECT_EQ(geo.shared_bytes, 64u * 72u * 4u);
+  EXPECT_EQ(geo.shared_bytes, splits > 1 ? 16u : 0u);
   EXPECT_LE(k.value("lds_bytes", 0) + int64_t(geo.shared_bytes), 80 * 1024);
   EXPECT_EQ(geo.block_x, 256u);  // 4 waves of 64
 
@@ -482,7 +484,8 @@ TEST_P(TiledMmaGfx950Code, LoadsGlobalToLdsAndFeedsMfmaFromLds) {
 
 INSTANTIATE_TEST_SUITE_P(Gfx950, TiledMmaGfx950Code,
                          testing::Values(std::pair{DType::kBF16, int64_t(64)}, std::pair{DType::kF16, int64_t(128)},
-                                         std::pair{DType::kBF16, int64_t(512)}, std::pair{DType::kBF16, int64_t(2048)}),
+                                         std::pair{DType::kBF16, int64_t(512)}, std::pair{DType::kBF16, int64_t(2048)},
+                                         std::pair{DType::kBF16, int64_t(4096)}),
                          dtype_m_name);
 
 // sm_90's mma kernel: mma.sync m16n8k16 with the dtype's operand type, 16-byte
