@@ -712,16 +712,21 @@ struct TiledTarget {
   int64_t smem_reserved;  // of it, taken per block besides the stages
   int64_t threads_per_cu;
 };
+// gfx950's tiled shape: 64 x 64 tiles, two workgroups a CU (64 KiB of
+// stages each, beside the other's in 160 KiB of LDS).
+constexpr int64_t kAmdTileRows = 64, kAmdTiledWorkgroupsPerCu = 2;
+
 TiledTarget tiled_target(Target t) {
   const TargetInfo &info = target_info(t);
-  // gfx950 (MI355X): the table stays within its static budget of 64 KiB
-  // (two workgroups per CU), one block per CU counted for the K split.
+  // gfx950 (MI355X): the table stays within its static budget of 64 KiB,
+  // two workgroups per CU, both counted for the K split (v76: counting one
+  // left N = 1536 M = 512 at 192 workgroups for 256 CUs).
   // sm_90 (H100 / H200 SXM): 48 KiB of stages let 4 blocks share an SM; an
   // override may opt in to 227 KiB. 3 blocks per SM: at most 168 registers
   // per thread. Per block besides the stages: what the hardware reserves,
   // and the 128-byte allocation unit the one-byte static declaration behind
   // gpu.dynamic_shared_memory takes.
-  const int64_t blocks_per_cu = info.amdgpu ? 1 : 3;
+  const int64_t blocks_per_cu = info.amdgpu ? kAmdTiledWorkgroupsPerCu : 3;
   const int64_t reserved = info.amdgpu ? 0 : info.shared_reserved_per_workgroup + kDynamicSharedDeclarationBytes;
   return {info.compute_units, info.shared_static_budget, info.shared_per_workgroup_max, blocks_per_cu,
           info.shared_per_cu, reserved, info.max_threads_per_cu};
@@ -764,6 +769,20 @@ bool amd_prefill_tiles(const Contract &c) {
   const int64_t tiles = ((c.n + kAmdPrefillBn - 1) / kAmdPrefillBn) * ((c.m_max + kAmdPrefillBm - 1) / kAmdPrefillBm);
   return target_is_amdgpu(c.target) && tiles >= kAmdPrefillTilesPerCu * target_info(c.target).compute_units;
 }
+// gfx950 takes the tiled form (64 x 64 tiles, 4 stages, the K split filling
+// two workgroups a CU) from M = 128, two full 64-row hidden tiles, where
+// its tiles fit one round of the CUs: each weight row then crosses HBM
+// into LDS once per 64 hidden rows, where the register-streamed form reads
+// it again from L2 for every 32 (v76: predicted 1.1-2.2x faster, e.g.
+// N = 3072 M = 256 46.4 -> 21.0 us; M = 65-96 at N = 1536 and 12288 were
+// 3-10% slower, and a second round of 64 x 64 tiles lost 26% at N = 3072
+// M = 768).
+constexpr int64_t kAmdTiledFromM = 128;
+bool amd_tiled_rows(const Contract &c) {
+  const int64_t tiles = ((c.n + kAmdTileRows - 1) / kAmdTileRows) * ((c.m_max + kAmdTileRows - 1) / kAmdTileRows);
+  return target_is_amdgpu(c.target) && c.m_max >= kAmdTiledFromM &&
+         tiles <= kAmdTiledWorkgroupsPerCu * target_info(c.target).compute_units;
+}
 
 bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   // The tiled form stages 16-bit tiles; an e4m3 weight takes the
@@ -774,12 +793,12 @@ bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
     return false;
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
-  // 11.4 us against the register-streamed 12.9 (v25). gfx950 where its
-  // prefill tiles fill the CUs three times over (v74: predicted 1.6x the
-  // register-streamed form, e.g. N = 1536 M = 4096 134.7 -> 85.9 us), or
-  // when asked (tiled=1); elsewhere the register-streamed form predicts
-  // faster.
-  return (c.target == Target::kSm90 && c.m_max > 16) || amd_prefill_tiles(c);
+  // 11.4 us against the register-streamed 12.9 (v25). gfx950 from M = 128
+  // in one round of 64 x 64 tiles (v76, amd_tiled_rows), or 128 x 64 tiles where they fill the CUs
+  // three times over (v74: predicted 1.6x the register-streamed form, e.g.
+  // N = 1536 M = 4096 134.7 -> 85.9 us); below, the register-streamed form
+  // predicts faster.
+  return (c.target == Target::kSm90 && c.m_max > 16) || amd_tiled_rows(c) || amd_prefill_tiles(c);
 }
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
@@ -854,7 +873,7 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
     u.bm = kWgmmaM * warpgroups;
   };
   if (target_is_amdgpu(c.target)) {
-    t.bn = 64, t.bm = 64;
+    t.bn = kAmdTileRows, t.bm = kAmdTileRows;
     if (amd_prefill_tiles(c)) t.bn = kAmdPrefillBn, t.bm = kAmdPrefillBm;
   } else if (c.m_max <= 32) {
     t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;

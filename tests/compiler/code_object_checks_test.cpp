@@ -372,6 +372,46 @@ TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
   }
 }
 
+// v76: gfx950 takes the tiled form with 64 x 64 tiles from M = 128 where
+// they fit one round of two a CU: its K split then fills the CUs, the
+// epilogue is staged, every gate passes where the register-streamed form
+// failed one, and the model puts it no slower than that form (M = 128,
+// N = 1536: +0.7%) and up to 2.2x faster; outside that range, the
+// register-streamed form (or v74's prefill tiles).
+TEST(Gfx950Plan, TiledFromM128WhereOneRoundOfTilesHoldsThem) {
+  struct Case {
+    int64_t m, n;
+    bool tiled;
+  };
+  for (const Case &k : {Case{100, 1536, false}, Case{128, 1536, true}, Case{256, 3072, true}, Case{512, 1536, true},
+                        Case{1024, 1536, true}, Case{128, 12288, true}, Case{2048, 1536, false},
+                        Case{768, 3072, false}, Case{192, 12288, false}}) {
+    SCOPED_TRACE("m=" + std::to_string(k.m) + " n=" + std::to_string(k.n));
+    const Contract c = gfx950_seed_shape(k.m, k.n);
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const nlohmann::json &r = compiled->report;
+    ASSERT_EQ(r.value("template_file", ""), k.tiled ? "mma_tiled" : "mma");
+    if (!k.tiled) continue;
+    const nlohmann::json &t = r["tuning"];
+    EXPECT_EQ(t.value("BN", 0), 64);
+    EXPECT_EQ(t.value("BM", 0), 64);
+    EXPECT_EQ(t.value("STAGES", 0), 4);
+    EXPECT_EQ(t.value("EPI_STAGED", 0), 1);
+    const int64_t workgroups = r["grid"][0].get<int64_t>() * r["grid"][1].get<int64_t>() * r["grid"][2].get<int64_t>();
+    EXPECT_LE(workgroups, 2 * 256);
+    for (const auto &[gate, verdict] : r["gates"].items())
+      EXPECT_TRUE(!verdict.value("applies", false) || verdict.value("passed", false) ||
+                  (gate == "weight_bytes_in_flight" && k.n == 1536 && k.m == 256))
+          << gate << ": " << verdict.dump();
+    const double tiled = r["model"]["predicted_us"].get<double>();
+    ScopedMmaTuning streamed{"tiled=0"};
+    auto other = compiler::compile(c);
+    ASSERT_TRUE(other.ok()) << other.status().to_string();
+    EXPECT_LT(tiled, 1.01 * other->report["model"]["predicted_us"].get<double>());
+  }
+}
+
 // v74: gfx950 takes the tiled form with 128 x 64 tiles where the grid holds
 // three of them a CU, and there the model puts it ahead of the
 // register-streamed form (about 1.6x); below, the register-streamed form.

@@ -149,8 +149,16 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   EXPECT_GE(int64_t(r["grid"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
   // sm_90 mma above M = 16 takes the tiled form where K is a whole number of
-  // 64-element stages (kernel_plan.cpp, docs/templates.md).
-  const bool tiled = expected_template == "mma" && p.target == Target::kSm90 && m_launch > 16 && p.shape.k % 64 == 0;
+  // 64-element stages (kernel_plan.cpp, docs/templates.md); gfx950 from
+  // M = 128 where its 64 x 64 tiles fit two a CU in one round (v76), and
+  // where 128 x 64 tiles fill the CUs three times over (v74).
+  const int64_t target_cus = target_info(p.target).compute_units;
+  const int64_t amd_tiles = (p.shape.n + 63) / 64 * ((m_launch + 63) / 64);
+  const int64_t amd_prefill_tiles = (p.shape.n + 127) / 128 * ((m_launch + 63) / 64);
+  const bool gfx950_tiled = p.target == Target::kGfx950 &&
+                            ((m_launch >= 128 && amd_tiles <= 2 * target_cus) || amd_prefill_tiles >= 3 * target_cus);
+  const bool tiled = expected_template == "mma" && p.shape.k % 64 == 0 &&
+                     ((p.target == Target::kSm90 && m_launch > 16) || gfx950_tiled);
   EXPECT_EQ(r.value("template_file", ""), tiled ? "mma_tiled" : expected_template);
   // Grid rows cover M: one per row (generic); for mma one per block of hidden
   // rows (tiled sm_90: 32 up to M = 32 (mma.sync), then a warpgroup's 64, two
@@ -165,7 +173,8 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   // 16-row blocks fill the CUs (v70).
   const bool gfx950_unsplit = gfx950_mid && p.m != 0 && m_launch <= 48 &&
                               (p.shape.n + 15) / 16 * ((m_launch + 15) / 16) >= 256;
-  const int64_t mma_rows = tiled                                          ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
+  const int64_t mma_rows = gfx950_tiled && tiled                          ? 64
+                           : tiled                                        ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
                            : p.target == Target::kSm90 && m_launch > 32 ? 32
                            : gfx950_unsplit                               ? 16
                            : gfx950_mid                                   ? 32
