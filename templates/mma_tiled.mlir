@@ -200,14 +200,27 @@ ${PICK_STAGE}
       // inner loop is unrolled and every slot is a constant.
       %ring = arith.constant ${SLOT_RING} : index
       %by_ring = arith.cmpi ugt, %ring, %c1 : index
-      %by_ring_not = arith.xori %by_ring, %true : i1
-      %acc_k = scf.for %i0 = %c0 to %ntiles step %ring iter_args(%a0 = %acc0) -> (${ACC}) {
+      // Whole rings first, every tile of them live: no branch joins inside
+      // the loop (on gfx950 a join before a slot's reads made the backend
+      // wait for every LDS-DMA load in flight, s_waitcnt vmcnt(0), v77);
+      // then the last partial ring, each tile under its check, once. (A
+      // SLOT_RING of 1 leaves no partial ring: that loop folds away.)
+      %c2 = arith.constant 2 : index
+      %ring_rem = arith.remui %ntiles, %ring : index
+      %ntiles_whole = arith.subi %ntiles, %ring_rem : index
+      %acc_k = scf.for %phase = %c0 to %c2 step %c1 iter_args(%ap = %acc0) -> (${ACC}) {
+      %tail = arith.cmpi ne, %phase, %c0 : index
+      %lo = arith.select %tail, %ntiles_whole, %c0 : index
+      %hi = arith.select %tail, %ntiles, %ntiles_whole : index
+      %checked = arith.andi %tail, %by_ring : i1
+      %unchecked = arith.xori %checked, %true : i1
+      %acc_p = scf.for %i0 = %lo to %hi step %ring iter_args(%a0 = %ap) -> (${ACC}) {
         %a_ring = scf.for %r = %c0 to %ring step %c1 iter_args(%a = %a0) -> (${ACC}) {
           %i = arith.addi %i0, %r : index
           %i_slot = arith.remui %i, %stages : index
           %slot = arith.select %by_ring, %r, %i_slot : index
           %in_range = arith.cmpi ult, %i, %ntiles : index
-          %live = arith.ori %in_range, %by_ring_not : i1
+          %live = arith.ori %in_range, %unchecked : i1
           %a_tile = scf.if %live -> (${ACC}) {
             // Tile i has landed for this thread's copies; after the barrier for
             // every thread's, and every warp is done with the slot the next copy
@@ -273,6 +286,8 @@ ${PICK_STAGE}
         } {gatejit.unroll}
         scf.yield %a_ring : ${ACC}
       }
+      scf.yield %acc_p : ${ACC}
+      } {gatejit.unroll}
       %acc = func.call @acc_end(%acc_k) : (${ACC}) -> vector<${TILES}x4xf32>
       // REFILL_ALWAYS: the last STAGES_AHEAD copies repeated the last tile
       // and may still be landing; they finish before the workgroup memory

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
@@ -758,30 +759,42 @@ struct TiledTuning {
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
 };
 
-// gfx950's prefill tiles (v74): 128 weight rows x 64 hidden rows, 2 x 2
-// waves of 64 x 32. The H200 ran this shape of the same template (g4, v72)
-// within 4% of the model, and it is where the model puts gfx950's tiled
-// form ahead of the register-streamed one: once the grid holds three of
-// them a CU (the workgroups the CU's LDS holds at 2 stages), so that
-// their bytes in flight cover the latency.
-constexpr int64_t kAmdPrefillBn = 128, kAmdPrefillBm = 64, kAmdPrefillTilesPerCu = 3;
-bool amd_prefill_tiles(const Contract &c) {
-  const int64_t tiles = ((c.n + kAmdPrefillBn - 1) / kAmdPrefillBn) * ((c.m_max + kAmdPrefillBm - 1) / kAmdPrefillBm);
-  return target_is_amdgpu(c.target) && tiles >= kAmdPrefillTilesPerCu * target_info(c.target).compute_units;
-}
-// gfx950 takes the tiled form (64 x 64 tiles, 4 stages, the K split filling
-// two workgroups a CU) from M = 128, two full 64-row hidden tiles, where
-// its tiles fit one round of the CUs: each weight row then crosses HBM
-// into LDS once per 64 hidden rows, where the register-streamed form reads
-// it again from L2 for every 32 (v76: predicted 1.1-2.2x faster, e.g.
-// N = 3072 M = 256 46.4 -> 21.0 us; M = 65-96 at N = 1536 and 12288 were
-// 3-10% slower, and a second round of 64 x 64 tiles lost 26% at N = 3072
-// M = 768).
+// gfx950's tiled shapes (weight rows x hidden rows, 2 x 2 waves), the
+// first that applies; none: the register-streamed form. Each keeps its
+// grid to whole rounds of the workgroups a CU holds:
+//  - 128 x 64, 2 stages, three a CU (v74), where those tiles fill the CUs
+//    three times over: their bytes in flight then cover the latency. The
+//    H200 ran this shape of the template (g4, v72) within 4% of the model.
+//    Predicted 1.6x the register-streamed form (N = 1536 M = 4096 134.7 ->
+//    86.5 us).
+//  - from M = 128 (two full 64-row hidden tiles), where the tiles fit one
+//    round of two a CU: each weight row crosses HBM into LDS once per
+//    hidden tile, where the register-streamed form reads it again from L2
+//    for every 32 rows:
+//    - 64 x 128, 3 stages (v77), where those tiles fill that round at
+//      least three quarters (N = 1536 M = 2048, N = 3072 M = 1024,
+//      N = 12288 M = 256: 68.1 -> 58.4 us; a round 56% full at N = 3072
+//      M = 768 was 13% slower than the register-streamed form);
+//    - 64 x 64, 4 stages, the K split filling the round (v76: 1.1-2.2x,
+//      e.g. N = 3072 M = 256 46.4 -> 21.0 us; M = 65-96 at N = 1536 and
+//      12288 were 3-10% slower; a second round lost 26% at N = 3072
+//      M = 768).
+//    The H200 ran 64 x 64 and the register-streamed form side by side
+//    (v76): each within 30% of the model, ranked as it ranks them.
+struct AmdTileShape {
+  int64_t bn = 0, bm = 0, stages = 0;
+};
 constexpr int64_t kAmdTiledFromM = 128;
-bool amd_tiled_rows(const Contract &c) {
-  const int64_t tiles = ((c.n + kAmdTileRows - 1) / kAmdTileRows) * ((c.m_max + kAmdTileRows - 1) / kAmdTileRows);
-  return target_is_amdgpu(c.target) && c.m_max >= kAmdTiledFromM &&
-         tiles <= kAmdTiledWorkgroupsPerCu * target_info(c.target).compute_units;
+std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
+  if (!target_is_amdgpu(c.target)) return std::nullopt;
+  const int64_t cus = target_info(c.target).compute_units;
+  auto tiles = [&](int64_t bn, int64_t bm) { return ((c.n + bn - 1) / bn) * ((c.m_max + bm - 1) / bm); };
+  if (tiles(128, 64) >= 3 * cus) return AmdTileShape{128, 64, 2};
+  if (c.m_max < kAmdTiledFromM) return std::nullopt;
+  const int64_t round = kAmdTiledWorkgroupsPerCu * cus;
+  if (4 * tiles(64, 128) >= 3 * round && tiles(64, 128) <= round) return AmdTileShape{64, 128, 3};
+  if (tiles(64, 64) <= round) return AmdTileShape{64, 64, 4};
+  return std::nullopt;
 }
 
 bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
@@ -793,12 +806,10 @@ bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
     return false;
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
-  // 11.4 us against the register-streamed 12.9 (v25). gfx950 from M = 128
-  // in one round of 64 x 64 tiles (v76, amd_tiled_rows), or 128 x 64 tiles where they fill the CUs
-  // three times over (v74: predicted 1.6x the register-streamed form, e.g.
-  // N = 1536 M = 4096 134.7 -> 85.9 us); below, the register-streamed form
-  // predicts faster.
-  return (c.target == Target::kSm90 && c.m_max > 16) || amd_tiled_rows(c) || amd_prefill_tiles(c);
+  // 11.4 us against the register-streamed 12.9 (v25). gfx950 where one of
+  // its shapes applies (amd_tile_shape); elsewhere the register-streamed
+  // form predicts faster.
+  return (c.target == Target::kSm90 && c.m_max > 16) || amd_tile_shape(c).has_value();
 }
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
@@ -873,8 +884,10 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
     u.bm = kWgmmaM * warpgroups;
   };
   if (target_is_amdgpu(c.target)) {
-    t.bn = kAmdTileRows, t.bm = kAmdTileRows;
-    if (amd_prefill_tiles(c)) t.bn = kAmdPrefillBn, t.bm = kAmdPrefillBm;
+    // Its shape where one applies; 64 x 64 where only asked (tiled=1).
+    const AmdTileShape shape = amd_tile_shape(c).value_or(AmdTileShape{kAmdTileRows, kAmdTileRows, 4});
+    t.bn = shape.bn, t.bm = shape.bm;
+    budget = shape.stages * stage_bytes(t);  // (the blocks a CU, below, may hold fewer)
   } else if (c.m_max <= 32) {
     t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
   } else if (c.m_max <= 64) {

@@ -149,14 +149,17 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   EXPECT_GE(int64_t(r["grid"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
   EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
   // sm_90 mma above M = 16 takes the tiled form where K is a whole number of
-  // 64-element stages (kernel_plan.cpp, docs/templates.md); gfx950 from
-  // M = 128 where its 64 x 64 tiles fit two a CU in one round (v76), and
-  // where 128 x 64 tiles fill the CUs three times over (v74).
+  // 64-element stages (kernel_plan.cpp, docs/templates.md); gfx950 where
+  // 128 x 64 tiles fill the CUs three times over (v74), and from M = 128
+  // where 64 x 128 tiles fill one round of two a CU at least three quarters
+  // (v77) or 64 x 64 tiles fit that round (v76).
   const int64_t target_cus = target_info(p.target).compute_units;
-  const int64_t amd_tiles = (p.shape.n + 63) / 64 * ((m_launch + 63) / 64);
-  const int64_t amd_prefill_tiles = (p.shape.n + 127) / 128 * ((m_launch + 63) / 64);
+  auto amd_tiles = [&](int64_t bn, int64_t bm) { return (p.shape.n + bn - 1) / bn * ((m_launch + bm - 1) / bm); };
+  const bool amd_prefill = amd_tiles(128, 64) >= 3 * target_cus;
+  const bool amd_tall = !amd_prefill && m_launch >= 128 && 4 * amd_tiles(64, 128) >= 6 * target_cus &&
+                        amd_tiles(64, 128) <= 2 * target_cus;
   const bool gfx950_tiled = p.target == Target::kGfx950 &&
-                            ((m_launch >= 128 && amd_tiles <= 2 * target_cus) || amd_prefill_tiles >= 3 * target_cus);
+                            (amd_prefill || amd_tall || (m_launch >= 128 && amd_tiles(64, 64) <= 2 * target_cus));
   const bool tiled = expected_template == "mma" && p.shape.k % 64 == 0 &&
                      ((p.target == Target::kSm90 && m_launch > 16) || gfx950_tiled);
   EXPECT_EQ(r.value("template_file", ""), tiled ? "mma_tiled" : expected_template);
@@ -173,7 +176,7 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   // 16-row blocks fill the CUs (v70).
   const bool gfx950_unsplit = gfx950_mid && p.m != 0 && m_launch <= 48 &&
                               (p.shape.n + 15) / 16 * ((m_launch + 15) / 16) >= 256;
-  const int64_t mma_rows = gfx950_tiled && tiled                          ? 64
+  const int64_t mma_rows = gfx950_tiled && tiled                          ? (amd_tall ? 128 : 64)
                            : tiled                                        ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
                            : p.target == Target::kSm90 && m_launch > 32 ? 32
                            : gfx950_unsplit                               ? 16
