@@ -20,6 +20,10 @@ cp -r /usr/include/nlohmann .device/include/
 cp -r /usr/src/googletest .device/googletest
 if [ "${NO_BUNDLE:-0}" != 1 ]; then
   "$GATEJIT" precompile tests/gpu/bundle_spec.json --targets sm_90 -o .device/kernels.gjb
+  # The same contracts planned as gfx950 plans them (its tiled shapes, in the
+  # fragment form): device_run.sh runs the mma part of the GPU suite on it.
+  GATEJIT_MMA_TUNING=gfx950_plan=1 "$GATEJIT" precompile tests/gpu/bundle_spec.json --targets sm_90 \
+    -o .device/gfx950-plan.gjb > /dev/null
   "$GATEJIT" inspect .device/kernels.gjb | tail -1
 fi
 JIT_LIBRARY=$(find "$BUILD" -maxdepth 2 -name 'libgatejit_jit.so.0' | head -1)

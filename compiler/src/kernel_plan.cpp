@@ -785,6 +785,10 @@ struct AmdTileShape {
   int64_t bn = 0, bm = 0, stages = 0;
 };
 constexpr int64_t kAmdTiledFromM = 128;
+Contract as_gfx950(Contract c) {
+  c.target = Target::kGfx950;
+  return c;
+}
 std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
   if (!target_is_amdgpu(c.target)) return std::nullopt;
   const int64_t cus = target_info(c.target).compute_units;
@@ -805,6 +809,9 @@ bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   if (!mma_available(c.target) || c.k % kTiledBk != 0 || c.dtype_weight == DType::kFP8E4M3 || c.fp8_out())
     return false;
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
+  // gfx950_plan=1 on sm_90: the form gfx950 takes for this contract
+  // (tiled_tuning mirrors its shape).
+  if (c.target == Target::kSm90 && o.count("gfx950_plan")) return amd_tile_shape(as_gfx950(c)).has_value();
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
   // 11.4 us against the register-streamed 12.9 (v25). gfx950 where one of
   // its shapes applies (amd_tile_shape); elsewhere the register-streamed
@@ -898,6 +905,13 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
     use_wgmma(t, 1), t.bn = 64, budget = 64 * 1024;
   } else {
     use_wgmma(t, 2), t.bn = 192, budget = 160 * 1024, t.blocks_per_cu = 1;
+  }
+  // gfx950_plan=1 (sm_90 only): gfx950's own tiled plan for this contract
+  // (its shape, stages, waves and K split, in the fragment form), so the
+  // H200 runs, in the GPU suite, the plans gfx950 takes (v78).
+  if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
+    const TiledTuning mirrored = tiled_tuning(as_gfx950(c), TuningKeys{});
+    if (tiled_shape_ok(mirrored, c.target, tt)) return mirrored;
   }
   TiledTuning asked = t;
   auto take = [&](const char *key, int64_t &field) {

@@ -416,6 +416,30 @@ TEST(Gfx950Plan, TiledShapeWhereItsGridFillsWholeRounds) {
   }
 }
 
+// gfx950_plan=1 lowers gfx950's own plan for sm_90 (the GPU suite runs its
+// mma cases on such a bundle, scripts/device_run.sh): the same form, and in
+// the tiled form the same shape, stages, K split and epilogue, in fragments.
+TEST(Gfx950Plan, Sm90MirrorTakesGfx950sPlan) {
+  for (const auto &[m, n] : std::vector<std::pair<int64_t, int64_t>>{
+           {64, 1536}, {128, 1536}, {512, 1536}, {2048, 1536}, {512, 12288}, {256, 1003}}) {
+    SCOPED_TRACE("m=" + std::to_string(m) + " n=" + std::to_string(n));
+    auto amd = compiler::compile(gfx950_seed_shape(m, n));
+    ASSERT_TRUE(amd.ok()) << amd.status().to_string();
+    Contract c = gfx950_seed_shape(m, n);
+    c.target = Target::kSm90;
+    ScopedMmaTuning mirror{"gfx950_plan=1"};
+    auto sm90 = compiler::compile(c);
+    ASSERT_TRUE(sm90.ok()) << sm90.status().to_string();
+    const nlohmann::json &a = amd->report, &b = sm90->report;
+    ASSERT_EQ(b.value("template_file", ""), a.value("template_file", ""));
+    if (a.value("template_file", "") != "mma_tiled") continue;
+    for (const char *key : {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "EPI_STAGED"})
+      EXPECT_EQ(b["tuning"].value(key, -1), a["tuning"].value(key, -2)) << key;
+    EXPECT_EQ(b["tuning"].value("WGMMA", -1), 0);
+    EXPECT_EQ(b["grid"], a["grid"]);
+  }
+}
+
 // gfx950's tiled form, asked for with GATEJIT_MMA_TUNING=tiled=1 (auto keeps
 // the register-streamed form there: docs/templates.md says why). Operands go
 // from global memory straight into LDS (global_load_lds_dwordx4, nothing

@@ -414,6 +414,12 @@ std::vector<Case> mma_cases() {
   cases.push_back({16, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 8});
   cases.push_back({300, 1003, 1000, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({2048, 256, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  // gfx950's tiled shapes (run here with the suite's bundle built with
+  // gfx950_plan=1, scripts/device_run.sh): 128 x 64 prefill tiles, three a
+  // CU (N = 12288 M = 512, in place), and 64 x 64 tiles with N not a whole
+  // number of 8-element pieces (element-wise epilogue, partial last tile).
+  cases.push_back({512, 12288, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, mma});
+  cases.push_back({256, 1003, 2048, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, mma});
   // K = 1000: the last 32-element step is partial (lanes past K load zeros);
   // N = 1003: the last weight tile is partial.
   for (int64_t m : {3, 16, 40}) cases.push_back({m, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 3, 0, 0, mma});
