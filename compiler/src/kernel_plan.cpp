@@ -713,8 +713,9 @@ struct TiledTarget {
   int64_t smem_reserved;  // of it, taken per block besides the stages
   int64_t threads_per_cu;
 };
-// gfx950's tiled shape: 64 x 64 tiles, two workgroups a CU (64 KiB of
-// stages each, beside the other's in 160 KiB of LDS).
+// gfx950's tiled shapes below 128 x 64's three a CU (amd_tile_shape): two
+// workgroups a CU, up to 80 KiB of stages each in 160 KiB of LDS; 64 x 64
+// where only asked (tiled=1).
 constexpr int64_t kAmdTileRows = 64, kAmdTiledWorkgroupsPerCu = 2;
 
 TiledTarget tiled_target(Target t) {
@@ -746,6 +747,9 @@ struct TiledTuning {
   // (templates/async_copy_sm90_tma.mlir), one thread per stage, instead of
   // 16-byte cp.async chunks by every thread.
   bool tma = false;
+  // gfx950's K loop on sm_90 (gfx950_plan=1): the ring unrolled by STAGES
+  // and every slot refilled, past the end with the last tile again.
+  bool gfx950_loop = false;
   // TMA: wgmma groups left running after a stage's products are issued.
   // 1 keeps the tensor cores fed across stages; 0 (override pending=0)
   // waits for them and frees the stage just used at once, so one more
@@ -827,17 +831,21 @@ int64_t stage_bytes(const TiledTuning &t) { return (t.bn * t.weight_bytes + t.bm
 // EPI_LD = BN + pad floats apart, EPI_LD = 8 mod 32 (below).
 int64_t epilogue_tile_ld(const TiledTuning &t) { return t.bn + ((8 - t.bn) % 32 + 32) % 32; }
 // The tile in parts, part i over stage slot i: the whole tile where one
-// stage holds it, else the largest power of two of rows that one does
-// (a shift, not a division, finds a row's part).
+// stage holds it, else the largest power of two of rows that one does (the
+// division by it that finds a row's part folds to a shift), or as many as
+// fit where a power of two would need more parts than there are stages.
+// {0, 0}: not even one row fits a stage.
 struct EpilogueParts {
   int64_t rows = 0, count = 0;
 };
 EpilogueParts epilogue_parts(const TiledTuning &t) {
   const int64_t row_bytes = epilogue_tile_ld(t) * 4;
   const int64_t fit = stage_bytes(t) / row_bytes;
+  if (fit == 0) return {0, 0};
   if (t.bm <= fit) return {t.bm, 1};
   int64_t rows = 1;
   while (rows * 2 <= fit) rows *= 2;
+  if ((t.bm + rows - 1) / rows > t.stages) rows = fit;
   return {rows, (t.bm + rows - 1) / rows};
 }
 // Where its 8-element row pieces are whole 16-byte accesses: N and the attn
@@ -873,9 +881,10 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
 //    stages, one block per SM (M = 2048: 79.0; 184.0. v35, with the staged
 //    epilogue: M = 1024 45.0 against 64 x 64's 53.5; 5 stages measured
 //    67.0-73.6 at M = 2048 against 67.8-68.5 for 4)
-// gfx950 (unmeasured): 64 x 64 tiles, whose copy passes (32 rows of 256
-// lanes) and 16-row MFMA tiles fit 2 x 2 waves, 4 stages in 64 KiB (the
-// staged epilogue's tile lies over the stages, v75).
+// gfx950 (unmeasured): amd_tile_shape's tiles (128 x 64, 64 x 128,
+// 64 x 64), 2 x 2 waves, whose copy passes (rows of 256 lanes) and 16-row
+// MFMA tiles they fit (the staged epilogue's tile lies over the stages,
+// v75).
 TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
@@ -909,8 +918,12 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   // gfx950_plan=1 (sm_90 only): gfx950's own tiled plan for this contract
   // (its shape, stages, waves and K split, in the fragment form), so the
   // H200 runs, in the GPU suite, the plans gfx950 takes (v78).
+  // Its K loop too (the ring of STAGES slots, the refill past the end);
+  // only its LDS globals and their select stay gfx950's. Other keys do not
+  // apply with it; a shape sm_90 cannot take keeps sm_90's table.
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
-    const TiledTuning mirrored = tiled_tuning(as_gfx950(c), TuningKeys{});
+    TiledTuning mirrored = tiled_tuning(as_gfx950(c), TuningKeys{});
+    mirrored.gfx950_loop = true;
     if (tiled_shape_ok(mirrored, c.target, tt)) return mirrored;
   }
   TiledTuning asked = t;
@@ -1134,7 +1147,7 @@ void plan_mma_tiled(KernelPlan &p) {
   // dynamic workgroup memory, a slot per tile i mod STAGES; gfx950 a
   // workgroup global per stage, the K loop unrolled by STAGES so that every
   // slot is a constant.
-  set("SLOT_RING", amd ? t.stages : 1);
+  set("SLOT_RING", amd || t.gfx950_loop ? t.stages : 1);
   p.body_fragments["PICK_STAGE"] = amd ? "stage_pick_gfx950" : "stage_pick_sm90";
   p.body_fragments["PICK_EPILOGUE_PART"] = amd ? "epilogue_part_gfx950" : "epilogue_part_sm90";
   // What the copies read: two tensor maps passed by value (TMA, made
@@ -1150,7 +1163,7 @@ void plan_mma_tiled(KernelPlan &p) {
   // load in flight before each tile's reads, and the stages never overlapped.
   // sm_90 counts copy groups and keeps the branch; `refill=0|1` overrides
   // (not with TMA, whose repeated copies nothing would wait for).
-  const bool refill_always = !t.tma && (p.tuning.has("refill") ? p.tuning.at("refill") != 0 : amd);
+  const bool refill_always = !t.tma && (p.tuning.has("refill") ? p.tuning.at("refill") != 0 : amd || t.gfx950_loop);
   P["REFILL_ALWAYS"] = refill_always ? "true" : "false";
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
