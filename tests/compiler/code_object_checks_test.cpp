@@ -416,6 +416,42 @@ TEST(Gfx950Plan, TiledShapeWhereItsGridFillsWholeRounds) {
   }
 }
 
+// v75: the staged epilogue's tile in parts over the stage slots. Each part
+// fits one stage and there are no more parts than stages, on both targets;
+// one part where a stage holds the whole tile, powers of two of rows where
+// that makes few enough parts, else as many rows as a stage holds (sm_90
+// with 3 stages at M = 2048 staged its 100 KiB tile in 120 KiB before v75
+// and must still).
+TEST(StagedEpilogue, PartsFitTheStageSlots) {
+  struct Case {
+    Target target;
+    int64_t m, n;
+    const char *tuning;
+    int64_t parts, rows;
+  };
+  for (const Case &k : {Case{Target::kSm90, 32, 1536, "", 1, 32}, Case{Target::kSm90, 512, 1536, "", 2, 32},
+                        Case{Target::kSm90, 2048, 1536, "", 4, 32}, Case{Target::kSm90, 2048, 1536, "stages=3", 3, 51},
+                        Case{Target::kGfx950, 4096, 1536, "", 2, 32}, Case{Target::kGfx950, 2048, 1536, "", 2, 64},
+                        Case{Target::kGfx950, 512, 1536, "", 2, 32}}) {
+    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m) + " " + k.tuning);
+    Contract c = gfx950_seed_shape(k.m, k.n);
+    c.target = k.target;
+    ScopedMmaTuning tuning{k.tuning};
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const nlohmann::json &t = compiled->report["tuning"];
+    ASSERT_EQ(compiled->report.value("template_file", ""), "mma_tiled");
+    EXPECT_EQ(t.value("EPI_STAGED", 0), 1);
+    EXPECT_EQ(t.value("EPI_PARTS", 0), k.parts);
+    EXPECT_EQ(t.value("EPI_PART_ROWS", 0), k.rows);
+    const int64_t bn = t["BN"], bm = t["BM"], bk = t["BK"], stages = t["STAGES"];
+    const int64_t ld = bn + ((8 - bn) % 32 + 32) % 32;  // EPI_LD: 8 mod 32
+    EXPECT_LE(k.rows * ld * 4, (bn + bm) * bk * 2) << "a part larger than its stage slot";
+    EXPECT_LE(k.parts, stages);
+    EXPECT_GE(k.parts * k.rows, bm);
+  }
+}
+
 // gfx950_plan=1 lowers gfx950's own plan for sm_90 (the GPU suite runs its
 // mma cases on such a bundle, scripts/device_run.sh): the same form, and in
 // the tiled form the same shape, stages, K split and epilogue, in fragments.
