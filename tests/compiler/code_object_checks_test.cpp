@@ -476,8 +476,8 @@ TEST(Gfx950Plan, Sm90MirrorTakesGfx950sPlan) {
   }
 }
 
-// gfx950's tiled form, asked for with GATEJIT_MMA_TUNING=tiled=1 (auto keeps
-// the register-streamed form there: docs/templates.md says why). Operands go
+// gfx950's tiled form, asked for with GATEJIT_MMA_TUNING=tiled=1 at every M
+// of the list (auto takes it from M = 128, amd_tile_shape). Operands go
 // from global memory straight into LDS (global_load_lds_dwordx4, nothing
 // written to LDS from registers but the K-split flag and the staged
 // epilogue's tile), fragments come back as 16-byte LDS reads into the MFMA;
