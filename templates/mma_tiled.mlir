@@ -79,6 +79,8 @@
 //   workgroup memory in 8-element row pieces, where the shape allows, or
 //   element by element; tile_output_places.mlir), PICK_EPILOGUE_PART (a body
 //   fragment: the tile's part %part over stage slot %part, as %tile)
+//   ${PERSISTENT} ${PERSISTENT_WORKGROUPS} ${DIES} ${TILE_GROUP_M} (the tiles'
+//   order: tile_order.mlir)
 //   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
@@ -113,9 +115,45 @@ module attributes {gpu.container_module} {
       %warp = arith.divui %tid, %wave : index
       %wn = arith.remui %warp, %warps_n : index
       %wm = arith.divui %warp, %warps_n : index
-      %bx = gpu.block_id x
-      %by = gpu.block_id y
+      %bx_wg = gpu.block_id x
+      %by_wg = gpu.block_id y
       %bz = gpu.block_id z
+      // The output tiles this workgroup finishes (tile_order.mlir): its own
+      // once, or with PERSISTENT a loop over tiles in steps of the grid.
+      // Between two tiles every warp is done with the workgroup memory (the
+      // staged epilogue's parts lie over the stages the next tile refills).
+      // (Written out here: a call left directly in the kernel's body would
+      // not be inlined, and without PERSISTENT these fold to one pass.)
+      %persistent = arith.constant ${PERSISTENT}
+      %tiles_n_c = arith.constant ${TILES_N} : index
+      %tiles_most = arith.constant ${PERSISTENT_WORKGROUPS} : index
+      %dies = arith.constant ${DIES} : index
+      %bm_m1 = arith.subi %bm, %c1 : index
+      %m_up = arith.addi %m_i, %bm_m1 : index
+      %tiles_m_run = arith.divui %m_up, %bm : index
+      %tiles_all = arith.muli %tiles_m_run, %tiles_n_c : index
+      %wg_row = arith.muli %by_wg, %tiles_n_c : index
+      %wg = arith.addi %wg_row, %bx_wg : index
+      %grid_p = arith.minui %tiles_all, %tiles_most : index
+      // Die bands: workgroup wg runs on die wg mod DIES; it starts at
+      // (wg mod DIES) x (grid / DIES) + wg / DIES where the grid is whole
+      // multiples of DIES (else at wg); one past the grid (a launch of a
+      // workgroup a tile) starts past the end.
+      %die = arith.remui %wg, %dies : index
+      %per_die = arith.divui %grid_p, %dies : index
+      %in_die = arith.divui %wg, %dies : index
+      %band = arith.muli %die, %per_die : index
+      %banded = arith.addi %band, %in_die : index
+      %grid_rem = arith.remui %grid_p, %dies : index
+      %whole = arith.cmpi eq, %grid_rem, %c0 : index
+      %first_b = arith.select %whole, %banded, %wg : index
+      %extra = arith.cmpi uge, %wg, %grid_p : index
+      %first_p = arith.select %extra, %tiles_all, %first_b : index
+      %tile_first = arith.select %persistent, %first_p, %c0 : index
+      %tile_end = arith.select %persistent, %tiles_all, %c1 : index
+      %tile_step = arith.select %persistent, %grid_p, %c1 : index
+      scf.for %tile_id = %tile_first to %tile_end step %tile_step {
+      %bx, %by = func.call @tile_at(%tile_id, %bx_wg, %by_wg, %m_i) : (index, index, index, index) -> (index, index)
       %n0 = arith.muli %bx, %bn : index
       %m0 = arith.muli %by, %bm : index
       // This split's K tiles: bz, bz + SPLITS, ... (interleaved, so the
@@ -422,6 +460,10 @@ ${PICK_EPILOGUE_PART}
             } {gatejit.unroll}
           } {gatejit.unroll}
         }
+      }
+      scf.if %persistent {
+        gpu.barrier
+      }
       }
       gpu.return
     }

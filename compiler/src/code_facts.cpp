@@ -247,9 +247,11 @@ std::vector<std::pair<size_t, std::set<size_t>>> natural_loops(const Cfg &g) {
   return loops;
 }
 
-// The main loop: among the loops that copy to workgroup memory, the one
-// with the most copies; else the one with the most 16-byte loads (ties:
-// the larger). Without one, the straight-line code up to the last 16-byte
+// The main loop: among the innermost loops that copy to workgroup memory,
+// the one with the most copies; else the one with the most 16-byte loads
+// (ties: the larger). A loop around such a loop is not a candidate: a
+// persistent grid's loop over tiles holds the K loop and its prologue's
+// copies (v79). Without one, the straight-line code up to the last 16-byte
 // load is the main region.
 struct Region {
   bool loop = false;
@@ -259,7 +261,9 @@ Region main_region(const std::vector<Step> &steps) {
   const Cfg g = build_cfg(steps);
   Region best;
   std::tuple<int64_t, int64_t, size_t> best_key{0, 0, 0};
-  for (const auto &[header, blocks] : natural_loops(g)) {
+  const auto loops = natural_loops(g);
+  std::vector<std::tuple<int64_t, int64_t, size_t>> keys;
+  for (const auto &[header, blocks] : loops) {
     int64_t copies = 0, wide = 0;
     size_t size = 0;
     for (size_t b : blocks)
@@ -268,8 +272,16 @@ Region main_region(const std::vector<Step> &steps) {
         wide += steps[i].kind == Step::kLoad && steps[i].bytes >= 16;
         ++size;
       }
-    const std::tuple<int64_t, int64_t, size_t> key{copies, wide, size};
-    if ((copies == 0 && wide == 0) || key <= best_key) continue;
+    keys.push_back({copies, wide, size});
+  }
+  auto qualifies = [&](size_t l) { return std::get<0>(keys[l]) > 0 || std::get<1>(keys[l]) > 0; };
+  for (size_t l = 0; l < loops.size(); ++l) {
+    const auto &[header, blocks] = loops[l];
+    const auto &key = keys[l];
+    bool holds_one = false;
+    for (size_t o = 0; o < loops.size() && !holds_one; ++o)
+      holds_one = o != l && loops[o].first != header && blocks.count(loops[o].first) && qualifies(o);
+    if (!qualifies(l) || holds_one || key <= best_key) continue;
     best_key = key;
     best = Region{true, {}, {}, {}};
     for (size_t b : blocks)

@@ -33,7 +33,7 @@ StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, const
   llvm::LLVMContext llvm_ctx;
   auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx, &phases);
   if (!module.ok()) return module.status();
-  limit_kernel_occupancy(**module, plan.max_waves_per_simd);
+  limit_kernel_occupancy(**module, plan.min_waves_per_simd, plan.max_waves_per_simd);
   if (!target_is_amdgpu(target)) return codegen(**module, target, CodegenOutput::kAssembly, &phases);
   auto object = codegen(**module, target, CodegenOutput::kObject, &phases);
   if (!object.ok()) return object.status();
@@ -93,7 +93,11 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   (*report)["reason"] = plan->reason;
   (*report)["compile_ms"] = compile_ms;
   (*report)["workgroup_size"] = {plan->geometry.block_x, 1, 1};
-  (*report)["grid"] = {plan->geometry.grid_x(c.n), plan->geometry.grid_y(m_launch), plan->geometry.grid_z()};
+  // The workgroups launched, and the tiles they cover (the same but for a
+  // persistent grid, whose workgroups loop over the tiles).
+  (*report)["grid"] = plan->geometry.launch_grid(c.n, m_launch);
+  (*report)["tiles"] = {plan->geometry.grid_x(c.n), plan->geometry.grid_y(m_launch), plan->geometry.grid_z()};
+  if (plan->geometry.persistent_workgroups) (*report)["persistent_workgroups"] = plan->geometry.persistent_workgroups;
   if (plan->geometry.shared_bytes) (*report)["dynamic_shared_bytes"] = plan->geometry.shared_bytes;
   // The TMA boxes the runtime encodes tensor maps for (kernel_binary.h):
   // [K elements, weight rows, hidden rows].
@@ -147,7 +151,7 @@ StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
       llvm::LLVMContext ctx;
       auto module = lower_to_llvm_ir(*text, target, ctx);
       if (!module.ok()) return module.status();
-      limit_kernel_occupancy(**module, plan->max_waves_per_simd);
+      limit_kernel_occupancy(**module, plan->min_waves_per_simd, plan->max_waves_per_simd);
       auto out = codegen(**module, target, stage == Stage::kLlvm ? CodegenOutput::kOptimizedIr : CodegenOutput::kAssembly);
       if (!out.ok()) return out.status();
       return std::string(out->begin(), out->end());

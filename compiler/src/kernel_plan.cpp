@@ -761,6 +761,10 @@ struct TiledTuning {
   // n; more chains keep the tensor cores busy with narrow tiles.
   int64_t accs = 1;
   int64_t waves = kTiledWaves;  // per block (wgmma: 4 per warpgroup, one warpgroup per 64 hidden rows)
+  // A persistent grid (tile_order.mlir): at most this many workgroups, each
+  // looping over tiles, in bands of `dies` and groups of `tile_group_m` tile
+  // rows; 0: a workgroup per tile.
+  int64_t persistent_workgroups = 0, dies = 1, tile_group_m = 1;
 };
 
 // gfx950's tiled shapes (weight rows x hidden rows, 2 x 2 waves), the
@@ -866,6 +870,48 @@ bool tiled_shape_ok(const TiledTuning &t, Target target, const TiledTarget &tt) 
                        t.accs * t.bn / 2 <= kWgmmaMaxAccRegisters));
 }
 
+// Workgroups of the tiled plan `t` one CU holds at once, by workgroup
+// memory and threads (the registers are the code's: the
+// occupancy_holds_the_grid gate checks them).
+int64_t tiled_workgroups_per_cu(const TiledTuning &t, const TiledTarget &tt, int64_t wave) {
+  const int64_t per_block = t.stages * stage_bytes(t) + tt.smem_reserved + (t.tma ? kStageBarrierBytes * t.stages : 0);
+  return std::max<int64_t>(1, std::min(tt.smem_per_cu / per_block, tt.threads_per_cu / (wave * t.waves)));
+}
+
+// The height, in tile rows, of the persistent order's groups: the power of
+// two (up to the tile rows) that makes one die's band of a round (grid /
+// dies tiles) read the fewest weight and hidden rows. For 128 x 64 tiles
+// and 96 tiles a band: 16 tile rows of 6 columns, 1792 rows (8: 2048; a
+// whole row of tiles at N = 12288: 12352).
+int64_t band_group_rows(const TiledTuning &t, int64_t band, int64_t tiles_m) {
+  int64_t best = 1, best_rows = INT64_MAX;
+  for (int64_t g = 1; g <= std::max<int64_t>(1, tiles_m); g *= 2) {
+    const int64_t rows = std::min(g, tiles_m) * t.bm + (band + g - 1) / g * t.bn;
+    if (rows < best_rows) best = g, best_rows = rows;
+  }
+  return best;
+}
+
+// gfx950 (v79): where the tiles at M's largest outnumber what the GPU holds
+// at once (N = 3072 M = 4096, N = 12288 M >= 1024: the prefill tiles, three
+// workgroups a CU), launch that many workgroups and loop each over tiles,
+// instead of a grid of several rounds: every workgroup is placed at once
+// (the occupancy_holds_the_grid gate), and the tile order is the kernel's,
+// banded by die (tile_order.mlir). Not with a K split (its meeting is per
+// launch) or TMA (its barriers' phases would run on across tiles).
+// persistent=0|1 overrides; on sm_90 with its own facts (one die).
+void plan_persistent_grid(const Contract &c, const TiledTarget &tt, const TuningKeys &o, TiledTuning &t) {
+  const TargetInfo &info = target_info(c.target);
+  const int64_t held = tiled_workgroups_per_cu(t, tt, info.wave_size) * tt.compute_units;
+  const int64_t tiles_n = (c.n + t.bn - 1) / t.bn, tiles_m = (c.m_max + t.bm - 1) / t.bm;
+  bool persistent = info.amdgpu && tiles_n * tiles_m > held;
+  if (auto it = o.find("persistent"); it != o.end()) persistent = it->second != 0;
+  if (!persistent || t.splits > 1 || t.tma) return;
+  t.persistent_workgroups = std::min(held, tiles_n * tiles_m);
+  t.dies = info.dies;
+  t.tile_group_m = band_group_rows(t, std::max<int64_t>(1, t.persistent_workgroups / t.dies), tiles_m);
+}
+
 // The sm_90 table, from the v25 sweeps on the H200 (N = 1536, K = 7168;
 // docs/perf-notes.md, v20-v25). Up to M = 256 the tiles are small and the
 // K split spreads them over one wave of about 3 blocks per SM; beyond, the
@@ -921,9 +967,11 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   // Its K loop too (the ring of STAGES slots, the refill past the end);
   // only its LDS globals and their select stay gfx950's. Other keys do not
   // apply with it; a shape sm_90 cannot take keeps sm_90's table.
+  // (persistent=0|1 applies to it too: the H200 times gfx950's grid both ways.)
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
     TiledTuning mirrored = tiled_tuning(as_gfx950(c), TuningKeys{});
     mirrored.gfx950_loop = true;
+    if (auto it = o.find("persistent"); it != o.end() && it->second == 0) mirrored.persistent_workgroups = 0;
     if (tiled_shape_ok(mirrored, c.target, tt)) return mirrored;
   }
   TiledTuning asked = t;
@@ -989,6 +1037,7 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   t.splits = std::clamp<int64_t>(t.blocks_per_cu * tt.compute_units / tiles, 1, max_splits);
   take("splits", t.splits);
   t.splits = std::clamp<int64_t>(t.splits, 1, kt);
+  plan_persistent_grid(c, tt, o, t);
   return t;
 }
 
@@ -1063,7 +1112,12 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
   // With a K split every block of a tile loads its pieces, and only the
   // last uses them: v35 measured it worth that at M = 64-128.
   const int64_t acc_registers = t.accs * t.bn * t.bm / block + (t.splits > 1 ? t.bn * t.bm / block : 0);
-  const bool early = staged && acc_registers + 4 * pieces_per_thread <= kEarlyAttnRegisterBudget;
+  // Not in a persistent grid (v79): its code must fit the waves it places
+  // (168 registers at gfx950's three 128 x 64 workgroups a CU), and the
+  // held pieces spilled there; the other workgroups of the CU cover the
+  // epilogue's attn round trip.
+  const bool early = staged && acc_registers + 4 * pieces_per_thread <= kEarlyAttnRegisterBudget &&
+                     t.persistent_workgroups == 0;
   P["EPI_STAGED"] = staged ? "1" : "0";
   P["EPI_ATTN_EARLY"] = early ? "1" : "0";
   P["EPI_LD"] = fmt::format("{}", ld);
@@ -1176,14 +1230,18 @@ void plan_mma_tiled(KernelPlan &p) {
   p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
   set_staged_epilogue_params(P, c, t, block);
   p.template_file = "mma_tiled";
-  p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival"};
+  P["PERSISTENT"] = t.persistent_workgroups > 0 ? "true" : "false";
+  set("DIES", t.dies);
+  set("TILE_GROUP_M", t.tile_group_m);
+  set("PERSISTENT_WORKGROUPS", t.persistent_workgroups);
+  p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival", "tile_order"};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
   p.tuning_keys = {"BN",  "BM",  "BK",           "STAGES", "SPLITS",     "WARPS_N",
                    "WGMMA", "TMA", "WGMMA_PENDING", "ACCS",   "EPI_STAGED", "EPI_ATTN_EARLY",
-                   "EPI_PARTS", "EPI_PART_ROWS"};
+                   "EPI_PARTS", "EPI_PART_ROWS", "PERSISTENT_WORKGROUPS", "TILE_GROUP_M"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) the K-split flag alone.
@@ -1191,6 +1249,7 @@ void plan_mma_tiled(KernelPlan &p) {
                                      : (t.splits > 1 ? 16 : 0);
   p.geometry = {uint32_t(block), uint32_t(t.bn), false, uint32_t(t.bm), uint32_t(t.splits), uint32_t(dynamic_bytes)};
   if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
+  p.geometry.persistent_workgroups = uint32_t(t.persistent_workgroups);
   p.facts = {.form = "mma_tiled", .weight_rows_per_block = t.bn, .hidden_rows_per_block = t.bm,
              .splits = t.splits, .stages_ahead = ahead, .stage_bytes = stage_bytes(t),
              .reduction_rounds = t.splits > 1 ? (t.splits + round - 1) / round : 0, .matrix = true,
@@ -1271,10 +1330,16 @@ void plan_occupancy(KernelPlan &p, int64_t m) {
   const TargetInfo &t = target_info(p.contract.target);
   if (!t.amdgpu || p.kind == TemplateKind::kGeneric) return;
   const LaunchGeometry &g = p.geometry;
-  const int64_t workgroups = int64_t(g.grid_x(p.contract.n)) * g.grid_y(m) * g.grid_z();
+  const std::array<uint32_t, 3> grid = g.launch_grid(p.contract.n, m);
+  const int64_t workgroups = int64_t(grid[0]) * grid[1] * grid[2];
   p.max_waves_per_simd = std::clamp<int64_t>(waves_per_simd_placed(t, workgroups, g.block_x), 1, t.max_waves_per_simd);
   p.params["WAVES_PER_EU"] = fmt::format("{}", p.max_waves_per_simd);
   p.tuning_keys.push_back("WAVES_PER_EU");
+  if (g.persistent_workgroups > 0) {
+    p.min_waves_per_simd = p.max_waves_per_simd;
+    p.params["MIN_WAVES_PER_EU"] = fmt::format("{}", p.min_waves_per_simd);
+    p.tuning_keys.push_back("MIN_WAVES_PER_EU");
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "gatejit/target_info.h"
 #include "compile_phases.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "llvm/Config/llvm-config.h"
@@ -117,11 +118,12 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
 
-void limit_kernel_occupancy(llvm::Module &module, int64_t max_waves) {
+void limit_kernel_occupancy(llvm::Module &module, int64_t min_waves, int64_t max_waves) {
   if (max_waves <= 0) return;
+  const int64_t least = std::clamp<int64_t>(min_waves, 1, max_waves);
   for (llvm::Function &f : module)
     if (f.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
-      f.addFnAttr("amdgpu-waves-per-eu", "1," + std::to_string(max_waves));
+      f.addFnAttr("amdgpu-waves-per-eu", std::to_string(least) + "," + std::to_string(max_waves));
 }
 
 }  // namespace gatejit::compiler

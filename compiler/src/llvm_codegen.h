@@ -29,8 +29,9 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
                                        CompilePhases *phases = nullptr);
 
 // AMDGPU: schedules every kernel of `module` for at most `max_waves` waves
-// per SIMD ("amdgpu-waves-per-eu" = "1,max_waves"); 0 leaves them alone.
-void limit_kernel_occupancy(llvm::Module &module, int64_t max_waves);
+// per SIMD, and keeps room for at least `min_waves` ("amdgpu-waves-per-eu"
+// = "min_waves,max_waves"); max_waves 0 leaves them alone.
+void limit_kernel_occupancy(llvm::Module &module, int64_t min_waves, int64_t max_waves);
 
 // The LLVM version string compiled in (part of the compiler fingerprint).
 std::string llvm_version();

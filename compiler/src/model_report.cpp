@@ -10,8 +10,13 @@ StatusOr<ModelInput> model_input(const Contract &contract, const KernelPlan &pla
   in.target = &target_info(contract.target);
   in.contract = contract;
   in.plan = plan.facts;
+  // The tiles (a report from before persistent grids has the grid only:
+  // a workgroup per tile), and the workgroups launched over them.
   const nlohmann::json grid = report.value("grid", nlohmann::json::array({1, 1, 1}));
-  for (int i = 0; i < 3 && i < int(grid.size()); ++i) in.grid_blocks[i] = grid[i].get<int64_t>();
+  const nlohmann::json tiles = report.value("tiles", grid);
+  for (int i = 0; i < 3 && i < int(tiles.size()); ++i) in.grid_blocks[i] = tiles[i].get<int64_t>();
+  in.launched_workgroups = 1;
+  for (const auto &d : grid) in.launched_workgroups *= d.get<int64_t>();
   in.block_threads = plan.geometry.block_x;
   in.shared_bytes = plan.geometry.shared_bytes;
   const nlohmann::json kernels = report.value("kernels", nlohmann::json::array());

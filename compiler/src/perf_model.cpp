@@ -20,20 +20,20 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kWavesPerSimdToHide = 2;
 
 // How much longer than an even spread the fragment form's rounds take:
-// each round of workgroups lasts as long as its busiest CU, whose
-// workgroups share its pipes, but a CU with fewer than kWavesPerSimdToHide
-// waves a SIMD runs no faster than one with that many. 1 when every CU
-// does the same work.
-double round_quantisation(const TargetInfo &t, int64_t workgroups, int64_t per_cu, int64_t waves_per_block) {
-  const int64_t capacity = std::max<int64_t>(1, per_cu) * t.compute_units;
+// each round of `held` tiles (a tile a workgroup, all the workgroups held
+// at once) lasts as long as its busiest CU, whose workgroups share its
+// pipes, but a CU with fewer than kWavesPerSimdToHide waves a SIMD runs no
+// faster than one with that many. 1 when every CU does the same work.
+double round_quantisation(const TargetInfo &t, int64_t tiles, int64_t held, int64_t waves_per_block) {
+  const int64_t capacity = std::max<int64_t>(1, held);
   const int64_t min_waves = kWavesPerSimdToHide * t.simds_per_cu;
   double busiest_blocks = 0;  // summed over the rounds, in blocks' worth of work
-  for (int64_t left = workgroups; left > 0; left -= capacity) {
+  for (int64_t left = tiles; left > 0; left -= capacity) {
     const int64_t in_round = std::min(left, capacity);
     const int64_t on_busiest = ceil_div(in_round, t.compute_units);
     busiest_blocks += double(std::max(on_busiest * waves_per_block, min_waves)) / double(waves_per_block);
   }
-  return busiest_blocks * double(t.compute_units) / double(std::max<int64_t>(1, workgroups));
+  return busiest_blocks * double(t.compute_units) / double(std::max<int64_t>(1, tiles));
 }
 
 // The K-split meeting's round trips besides the partials' loads: the
@@ -54,7 +54,8 @@ Prediction predict(const ModelInput &in) {
   const int64_t eb_a = dtype_bytes(c.dtype_attn), eb_o = dtype_bytes(c.dtype_out);
   const int64_t m = c.m_dynamic ? c.m_max : c.m;
   const int64_t grid_xy = in.grid_blocks[0] * in.grid_blocks[1];
-  p.workgroups = grid_xy * in.grid_blocks[2];
+  p.tiles = grid_xy * in.grid_blocks[2];
+  p.workgroups = in.launched_workgroups > 0 ? in.launched_workgroups : p.tiles;
 
   // Compulsory bytes: every input read once, the output written once.
   const int64_t weight_bytes = c.n * c.k * eb_w;
@@ -113,8 +114,8 @@ Prediction predict(const ModelInput &in) {
     // were its block's LDS wavefronts plus its warps' tensor-pipe issue,
     // not the larger of the two.
     if (plan.shared_operand_bytes > 0) {
-      const double shared = double(plan.shared_operand_bytes) * double(p.workgroups);
-      const double q = round_quantisation(t, p.workgroups, p.occupancy.workgroups_per_cu,
+      const double shared = double(plan.shared_operand_bytes) * double(p.tiles);
+      const double q = round_quantisation(t, p.tiles, p.resident_workgroups,
                                           std::max<int64_t>(1, ceil_div(in.block_threads, t.wave_size)));
       p.terms.push_back({"shared_then_matrix",
                          {q * (us_of(shared, t.shared_read_tbs.high) + flops / (rate.high * 1e6)),
@@ -179,6 +180,7 @@ nlohmann::json prediction_json(const Prediction &p) {
           {"hbm_bytes", p.hbm_bytes},
           {"l2_bytes", p.l2_bytes},
           {"workgroups", p.workgroups},
+          {"tiles", p.tiles},
           {"resident_workgroups", p.resident_workgroups},
           {"occupancy_workgroups_per_cu", p.occupancy.workgroups_per_cu},
           {"occupancy_limiter", p.occupancy.limiter},

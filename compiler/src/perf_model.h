@@ -29,7 +29,10 @@ struct ModelInput {
   const TargetInfo *target = nullptr;
   Contract contract;                 // with its shape (M, N, K), normalised
   PlanFacts plan;
-  int64_t grid_blocks[3] = {1, 1, 1};
+  int64_t grid_blocks[3] = {1, 1, 1};  // the tiles: output columns, hidden rows, K splits
+  // Workgroups launched: the tiles' count, or fewer for a persistent grid
+  // (each loops over tiles); 0: one per tile.
+  int64_t launched_workgroups = 0;
   int64_t block_threads = 0;
   int64_t registers_per_lane = 0;    // 0: not known (PTX: ptxas allocates)
   int64_t shared_bytes = 0;          // static + dynamic workgroup memory
@@ -51,7 +54,8 @@ struct Prediction {
   FactRange ideal_read_us;           // launch + compulsory bytes / HBM read bandwidth
   // The facts the gates read.
   int64_t hbm_bytes = 0, l2_bytes = 0;
-  int64_t workgroups = 0, resident_workgroups = 0;
+  int64_t workgroups = 0, resident_workgroups = 0;  // launched, and of them held at once
+  int64_t tiles = 0;                 // the grid's work items: a workgroup each, or a persistent grid's loop
   Occupancy occupancy;
   int64_t waves_per_simd_placed = 0;
   double bytes_in_flight = 0;        // GPU-wide, all loads

@@ -100,6 +100,8 @@ std::vector<uint8_t> encode_kernel_binary(const KernelBinary &kb) {
       {"toolchain", kb.toolchain},
       {"report", kb.report_json},
   };
+  // Written only where set, so every other entry keeps its bytes.
+  if (kb.geometry.persistent_workgroups != 0) meta["persistent_workgroups"] = kb.geometry.persistent_workgroups;
   nlohmann::json abi = nlohmann::json::array();
   for (const AbiArg &a : declared_abi(kb)) abi.push_back({abi_kind_name(a.kind), abi_value_name(a.value)});
   meta["abi"] = abi;
@@ -160,6 +162,9 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
     // Added with mma_tiled; entries written before it do not split K.
     kb.geometry.k_blocks = u32_field_or(meta, "k_blocks", 1);
     kb.geometry.shared_bytes = u32_field_or(meta, "shared_bytes", 0);
+    // Added with the persistent tiled grid (no version change: the kernel
+    // takes any grid, see LaunchGeometry).
+    kb.geometry.persistent_workgroups = u32_field_or(meta, "persistent_workgroups", 0);
     // Version 2; version 1 kernels take none.
     if (version >= kKernelBinaryTensorMapsVersion) {
       const auto &maps = meta.at("tensor_maps");
@@ -191,6 +196,13 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
   if (kb.geometry.block_x == 0 || kb.geometry.block_x > 1024 || kb.geometry.n_per_block == 0 ||
       kb.geometry.k_blocks == 0 || kb.geometry.k_blocks > 65535 || kb.geometry.shared_bytes > max_shared_bytes(kb.target))
     return corrupt("kernel binary: launch geometry out of range");
+  // A persistent grid loops over row and column tiles of one K range: it
+  // needs both tile sizes and no K split, and a grid the launch can ask for.
+  const LaunchGeometry &g = kb.geometry;
+  if (g.persistent_workgroups != 0 && (g.grid_y_is_m || g.m_per_block == 0 || g.k_blocks != 1 ||
+                                       g.persistent_workgroups > uint32_t(INT32_MAX)))
+    return corrupt("kernel binary: persistent_workgroups needs row tiles (m_per_block), no K split (k_blocks 1) "
+                   "and at most 2^31 - 1 workgroups");
   // TMA boxes: a 128-byte swizzle row of K (what the kernel's barriers
   // expect; another width would leave a stage short and its waiters
   // spinning), 1-256 rows (the hardware's), one stage of both within the

@@ -260,8 +260,8 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
   LaunchSlots params = pack_launch_args(k.abi, v);
   const std::array<uint32_t, 3> block = {k.geometry.block_x, 1, 1};
   if (!k.geometry.grid_y_is_m) {
-    return k.backend->launch(k.ordinal, *fn, {k.geometry.grid_x(v.n), k.geometry.grid_y(v.m), k.geometry.grid_z()},
-                             block, k.geometry.shared_bytes, args.stream, params.data());
+    return k.backend->launch(k.ordinal, *fn, k.geometry.launch_grid(v.n, v.m), block, k.geometry.shared_bytes,
+                             args.stream, params.data());
   }
   // One grid row per output row: at most 65535 rows a launch (the grid's y
   // limit), so a long prefill is several launches over row ranges.

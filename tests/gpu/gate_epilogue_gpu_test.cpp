@@ -420,6 +420,13 @@ std::vector<Case> mma_cases() {
   // number of 8-element pieces (element-wise epilogue, partial last tile).
   cases.push_back({512, 12288, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({256, 1003, 2048, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, mma});
+  // More 128 x 64 tiles than one round of three a CU holds: gfx950's
+  // persistent grid (768 workgroups, each looping over tiles in die bands,
+  // v79): two whole rounds (N = 12288 M = 1024), and a partial last round
+  // with a partial last tile both ways and the element-wise epilogue
+  // (N = 12290 M = 1100, in place).
+  cases.push_back({1024, 12288, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({1100, 12290, 512, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   // K = 1000: the last 32-element step is partial (lanes past K load zeros);
   // N = 1003: the last weight tile is partial.
   for (int64_t m : {3, 16, 40}) cases.push_back({m, 1003, 1000, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, m == 3, 0, 0, mma});
@@ -463,7 +470,12 @@ INSTANTIATE_TEST_SUITE_P(Sm90, DynamicM,
                                            Case{13, 4096, 2048, DType::kF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "dynamic-M bucket"},
                                            Case{20, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 32"},
                                            Case{33, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, "mma (dynamic-M bucket, m_max 64"},
-                                           Case{90, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 128"}),
+                                           Case{90, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 128"},
+                                           // gfx950's persistent grid at run-time M: more tiles
+                                           // than workgroups (M = 700), and fewer (M = 100: a
+                                           // workgroup a tile, one pass).
+                                           Case{700, 12288, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, "mma (dynamic-M bucket, m_max 1024"},
+                                           Case{100, 12288, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 1024"}),
                          [](const auto &info) { return case_name(info.param); });
 
 // The generic template, chosen by the loader for contracts gemv refuses.

@@ -115,7 +115,7 @@ TEST(KernelBinary, VersionTwoWithoutTensorMapsFieldIsCorrupt) {
 // integer (it would wrap) or one past 32 bits is corrupt, naming the field.
 TEST(KernelBinary, GeometryFieldsMustBeUnsigned32BitIntegers) {
   const nlohmann::json good = meta_of(encode_kernel_binary(ptx_binary({64, 64, 64})));
-  for (const char *field : {"block_x", "n_per_block", "m_per_block", "k_blocks", "shared_bytes"}) {
+  for (const char *field : {"block_x", "n_per_block", "m_per_block", "k_blocks", "shared_bytes", "persistent_workgroups"}) {
     for (const nlohmann::json &bad : {nlohmann::json(1e300), nlohmann::json(-1), nlohmann::json(64.0),
                                       nlohmann::json(uint64_t(1) << 32), nlohmann::json("64")}) {
       nlohmann::json meta = good;
@@ -131,6 +131,36 @@ TEST(KernelBinary, GeometryFieldsMustBeUnsigned32BitIntegers) {
     auto decoded = decode_kernel_binary(blob(kKernelBinaryVersion, meta, {'p'}));
     ASSERT_FALSE(decoded.ok()) << field;
     EXPECT_THAT(decoded.status().message(), HasSubstr(field));
+  }
+}
+
+// A persistent grid (v79): the field is written only where set (every
+// other entry keeps its bytes), round-trips, and launches min(tiles, it)
+// workgroups in one dimension; it needs row tiles and no K split.
+TEST(KernelBinary, PersistentGridRoundTripsAndBoundsTheLaunch) {
+  KernelBinary kb = ptx_binary({});
+  kb.geometry.k_blocks = 1;
+  kb.geometry.shared_bytes = 16;
+  EXPECT_FALSE(meta_of(encode_kernel_binary(kb)).contains("persistent_workgroups"));
+  EXPECT_EQ(kb.geometry.launch_grid(12288, 1024), (std::array<uint32_t, 3>{192, 16, 1}));
+  kb.geometry.persistent_workgroups = 768;
+  const auto encoded = encode_kernel_binary(kb);
+  EXPECT_EQ(meta_of(encoded).value("persistent_workgroups", 0), 768);
+  auto decoded = decode_kernel_binary(encoded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  const LaunchGeometry &g = decoded->geometry;
+  EXPECT_EQ(g.persistent_workgroups, 768u);
+  // 64 x 64 tiles: 192 x 16 tiles at N = 12288 M = 1024, 192 x 1 at M = 1.
+  EXPECT_EQ(g.launch_grid(12288, 1024), (std::array<uint32_t, 3>{768, 1, 1}));
+  EXPECT_EQ(g.launch_grid(12288, 1), (std::array<uint32_t, 3>{192, 1, 1}));
+  EXPECT_EQ(g.launch_grid(64, 64), (std::array<uint32_t, 3>{1, 1, 1}));
+  for (auto bad : {std::pair<const char *, nlohmann::json>{"k_blocks", 2}, {"m_per_block", 0},
+                   {"grid_y_is_m", true}, {"persistent_workgroups", uint64_t(1) << 31}}) {
+    nlohmann::json meta = meta_of(encoded);
+    meta[bad.first] = bad.second;
+    auto refused = decode_kernel_binary(blob(kKernelBinaryVersion, meta, kb.code));
+    ASSERT_FALSE(refused.ok()) << bad.first;
+    EXPECT_THAT(refused.status().message(), HasSubstr("persistent_workgroups")) << bad.first;
   }
 }
 

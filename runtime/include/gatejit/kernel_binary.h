@@ -3,6 +3,8 @@
 // checksummed blob) is the same in a cache entry and in a bundle entry.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -59,12 +61,26 @@ struct LaunchGeometry {
   // backend opts the function in to it when it loads it.
   uint32_t shared_bytes = 0;
   TensorMapBoxes tensor_maps;
+  // A persistent grid (mma_tiled, no K split): at most this many
+  // workgroups, one dimension, each looping over the tiles (grid_x x
+  // grid_y) from its own index in steps of the grid's size; 0: a workgroup
+  // per tile. A reader that ignores the field launches a workgroup per tile:
+  // the kernel leaves the extra ones idle (slower, not wrong).
+  uint32_t persistent_workgroups = 0;
+  // The tiles: output columns, hidden rows, K splits.
   uint32_t grid_x(int64_t n) const { return uint32_t((n + n_per_block - 1) / n_per_block); }
   uint32_t grid_y(int64_t m) const {
     if (grid_y_is_m) return uint32_t(m);
     return m_per_block ? uint32_t((m + m_per_block - 1) / m_per_block) : 1u;
   }
   uint32_t grid_z() const { return k_blocks; }
+  // What a launch asks for (not for grid_y_is_m, which the runtime cuts
+  // into launches of at most 65535 rows).
+  std::array<uint32_t, 3> launch_grid(int64_t n, int64_t m) const {
+    if (persistent_workgroups == 0) return {grid_x(n), grid_y(m), grid_z()};
+    const uint64_t tiles = uint64_t(grid_x(n)) * grid_y(m);
+    return {uint32_t(std::min<uint64_t>(std::max<uint64_t>(tiles, 1), persistent_workgroups)), 1, 1};
+  }
 };
 
 struct KernelBinary {

@@ -38,6 +38,10 @@ struct TargetInfo {
   // Compute units (CUs / SMs) and what a wave may use on one.
   int wave_size;
   int compute_units;
+  // Dies the dispatcher deals workgroups to in turn (AMD XCDs: workgroup i
+  // of a launch runs on die i mod dies, each die with its own L2); 1 where
+  // the GPU is one die.
+  int dies;
   int simds_per_cu;             // SIMDs (AMD) / SM sub-partitions (NVIDIA)
   int max_waves_per_simd;
   int max_threads_per_workgroup;
