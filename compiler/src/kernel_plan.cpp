@@ -971,7 +971,8 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
     TiledTuning mirrored = tiled_tuning(as_gfx950(c), TuningKeys{});
     mirrored.gfx950_loop = true;
-    if (auto it = o.find("persistent"); it != o.end() && it->second == 0) mirrored.persistent_workgroups = 0;
+    if (auto it = o.find("persistent"); it != o.end() && it->second == 0)
+      mirrored.persistent_workgroups = 0, mirrored.dies = 1, mirrored.tile_group_m = 1;
     if (tiled_shape_ok(mirrored, c.target, tt)) return mirrored;
   }
   TiledTuning asked = t;

@@ -16,8 +16,10 @@ std::string basename_of(const std::string &path) {
 }
 
 // Dynamic-M buckets: one kernel compiled for m_max = B serves every M <= B.
-// gemv has one (16); mma one per power of two from 16 to 128.
-constexpr int64_t kMmaBuckets[] = {16, 32, 64, 128};
+// gemv has one (16); mma one per power of two from 16 to 4096: decode
+// batches, and the prefill chunks whose plans (gfx950's tiled shapes and
+// persistent grid, v79) are chosen for their largest M.
+constexpr int64_t kMmaBuckets[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
 
 std::string label(TemplateKind kind) { return std::string("specialised ") + template_name(kind); }
 

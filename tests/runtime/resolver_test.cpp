@@ -115,7 +115,7 @@ TEST_F(ResolverTest, BundleServesTheSpecialisedKernel) {
   EXPECT_EQ(*r.explain(normalized(1)), "specialised gemv from bundle kernels.gjb");
 }
 
-// The mma buckets: the smallest power of two from 16 to 128 that holds M;
+// The mma buckets: the smallest power of two from 16 to 4096 that holds M;
 // an M <= 16 call also takes the other template's 16-bucket (a bundle with
 // either dynamic-M kernel serves every decode M).
 TEST_F(ResolverTest, MmaBucketsServeBatchM) {
@@ -143,6 +143,14 @@ TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("m_max 128"), std::string::npos) << none.status().message();
   EXPECT_EQ(none.status().message().find("m_max 64)"), std::string::npos) << none.status().message();
+  // Prefill chunks: M = 700 takes the 1024-bucket; past 4096 there is none.
+  ASSERT_TRUE(r.add_bundle(write_bundle("p.gjb", {binary_for(mma_bucket(1024), "x", "b1024")})).ok());
+  res = r.resolve(normalized(700));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 1024) from bundle p.gjb");
+  auto past = r.resolve(normalized(5000));
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().message().find("dynamic-M bucket"), std::string::npos) << past.status().message();
 }
 
 TEST_F(ResolverTest, DynamicBucketServesOtherM) {
