@@ -121,12 +121,13 @@ module attributes {gpu.container_module} {
       // The output tiles this workgroup finishes (tile_order.mlir): its own
       // once, or with PERSISTENT a loop over tiles in steps of the grid.
       // Between two tiles every warp is done with the workgroup memory (the
-      // staged epilogue's parts lie over the stages the next tile refills).
+      // staged epilogue's parts lie over the stages the next tile refills):
+      // a barrier at the end of each.
       // (Written out here: a call left directly in the kernel's body would
       // not be inlined, and without PERSISTENT these fold to one pass.)
       %persistent = arith.constant ${PERSISTENT}
       %tiles_n_c = arith.constant ${TILES_N} : index
-      %tiles_most = arith.constant ${PERSISTENT_WORKGROUPS} : index
+      %persistent_wgs = arith.constant ${PERSISTENT_WORKGROUPS} : index
       %dies = arith.constant ${DIES} : index
       %bm_m1 = arith.subi %bm, %c1 : index
       %m_up = arith.addi %m_i, %bm_m1 : index
@@ -134,7 +135,7 @@ module attributes {gpu.container_module} {
       %tiles_all = arith.muli %tiles_m_run, %tiles_n_c : index
       %wg_row = arith.muli %by_wg, %tiles_n_c : index
       %wg = arith.addi %wg_row, %bx_wg : index
-      %grid_p = arith.minui %tiles_all, %tiles_most : index
+      %grid_p = arith.minui %tiles_all, %persistent_wgs : index
       // Die bands: workgroup wg runs on die wg mod DIES; it starts at
       // (wg mod DIES) x (grid / DIES) + wg / DIES where the grid is whole
       // multiples of DIES (else at wg); one past the grid (a launch of a
@@ -461,8 +462,11 @@ ${PICK_EPILOGUE_PART}
           } {gatejit.unroll}
         }
       }
+      // (The stage barrier: on gfx950 wavefront fences, so the out stores
+      // still in flight overlap the next tile's copies; each wave has used
+      // its reads of the tile's parts before its stores.)
       scf.if %persistent {
-        gpu.barrier
+        func.call @stage_barrier() : () -> ()
       }
       }
       gpu.return

@@ -278,27 +278,33 @@ Region main_region(const std::vector<Step> &steps) {
   for (size_t l = 0; l < loops.size(); ++l) {
     const auto &[header, blocks] = loops[l];
     const auto &key = keys[l];
-    bool holds_one = false;
-    for (size_t o = 0; o < loops.size() && !holds_one; ++o)
-      holds_one = o != l && loops[o].first != header && blocks.count(loops[o].first) && qualifies(o);
-    if (!qualifies(l) || holds_one || key <= best_key) continue;
+    bool encloses_candidate = false;
+    for (size_t o = 0; o < loops.size() && !encloses_candidate; ++o)
+      encloses_candidate = o != l && loops[o].first != header && blocks.count(loops[o].first) && qualifies(o);
+    if (!qualifies(l) || encloses_candidate || key <= best_key) continue;
     best_key = key;
     best = Region{true, {}, {}, {}};
     for (size_t b : blocks)
       for (size_t i = g.begin[b]; i < g.end[b]; ++i) best.body.push_back(i);
     std::sort(best.body.begin(), best.body.end());
     // The tail: every block reachable from the loop's exits (LLVM may place
-    // it before the loop in the text); the rest is the prologue.
+    // it before the loop in the text), short of the header of a loop around
+    // it (a persistent grid's next tile begins there: that is the prologue
+    // again, not the tail); the rest is the prologue.
+    std::vector<bool> stop(g.begin.size(), false);
+    for (const auto &[outer_header, outer_blocks] : loops)
+      if (outer_header != header && outer_blocks.count(header)) stop[outer_header] = true;
     std::vector<bool> in_tail(g.begin.size(), false);
     std::vector<size_t> work;
+    auto reach = [&](size_t t) {
+      if (!blocks.count(t) && !in_tail[t] && !stop[t]) in_tail[t] = true, work.push_back(t);
+    };
     for (size_t b : blocks)
-      for (size_t t : g.succ[b])
-        if (!blocks.count(t) && !in_tail[t]) in_tail[t] = true, work.push_back(t);
+      for (size_t t : g.succ[b]) reach(t);
     while (!work.empty()) {
       const size_t b = work.back();
       work.pop_back();
-      for (size_t t : g.succ[b])
-        if (!blocks.count(t) && !in_tail[t]) in_tail[t] = true, work.push_back(t);
+      for (size_t t : g.succ[b]) reach(t);
     }
     for (size_t b = 0; b < g.begin.size(); ++b) {
       if (blocks.count(b)) continue;

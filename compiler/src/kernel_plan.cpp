@@ -883,7 +883,7 @@ int64_t tiled_workgroups_per_cu(const TiledTuning &t, const TiledTarget &tt, int
 // dies tiles) read the fewest weight and hidden rows. For 128 x 64 tiles
 // and 96 tiles a band: 16 tile rows of 6 columns, 1792 rows (8: 2048; a
 // whole row of tiles at N = 12288: 12352).
-int64_t band_group_rows(const TiledTuning &t, int64_t band, int64_t tiles_m) {
+int64_t band_group_tile_rows(const TiledTuning &t, int64_t band, int64_t tiles_m) {
   int64_t best = 1, best_rows = INT64_MAX;
   for (int64_t g = 1; g <= std::max<int64_t>(1, tiles_m); g *= 2) {
     const int64_t rows = std::min(g, tiles_m) * t.bm + (band + g - 1) / g * t.bn;
@@ -909,7 +909,7 @@ void plan_persistent_grid(const Contract &c, const TiledTarget &tt, const Tuning
   if (!persistent || t.splits > 1 || t.tma) return;
   t.persistent_workgroups = std::min(held, tiles_n * tiles_m);
   t.dies = info.dies;
-  t.tile_group_m = band_group_rows(t, std::max<int64_t>(1, t.persistent_workgroups / t.dies), tiles_m);
+  t.tile_group_m = band_group_tile_rows(t, std::max<int64_t>(1, t.persistent_workgroups / t.dies), tiles_m);
 }
 
 // The sm_90 table, from the v25 sweeps on the H200 (N = 1536, K = 7168;
@@ -967,7 +967,7 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   // Its K loop too (the ring of STAGES slots, the refill past the end);
   // only its LDS globals and their select stay gfx950's. Other keys do not
   // apply with it; a shape sm_90 cannot take keeps sm_90's table.
-  // (persistent=0|1 applies to it too: the H200 times gfx950's grid both ways.)
+  // (persistent=0 applies to it too: the H200 times gfx950's grid both ways.)
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
     TiledTuning mirrored = tiled_tuning(as_gfx950(c), TuningKeys{});
     mirrored.gfx950_loop = true;

@@ -41,9 +41,9 @@ struct KernelPlan {
   // spends the registers the unused waves would have had on loads in
   // flight. 0: no limit (sm_90, generic kernels).
   int64_t max_waves_per_simd = 0;
-  // And the fewest it must hold ("M,N"): a persistent grid's workgroups are
-  // all placed at once, so the code must leave room for them (the registers
-  // a lane at most 1 / M of the file). 1 elsewhere.
+  // The fewest (the first figure of "amdgpu-waves-per-eu"): a persistent
+  // grid's workgroups are all placed at once, so LLVM must leave them room
+  // (at most a 1 / M share of the register file a lane). 1 elsewhere.
   int64_t min_waves_per_simd = 1;
   // The kernel's argument list, as its template declares it and its binary
   // carries it (kernel_abi.h): every template today takes the classic list,

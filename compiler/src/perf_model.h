@@ -55,7 +55,7 @@ struct Prediction {
   // The facts the gates read.
   int64_t hbm_bytes = 0, l2_bytes = 0;
   int64_t workgroups = 0, resident_workgroups = 0;  // launched, and of them held at once
-  int64_t tiles = 0;                 // the grid's work items: a workgroup each, or a persistent grid's loop
+  int64_t tiles = 0;                 // work items (output tiles x K splits): a workgroup each, or a persistent grid's loop
   Occupancy occupancy;
   int64_t waves_per_simd_placed = 0;
   double bytes_in_flight = 0;        // GPU-wide, all loads

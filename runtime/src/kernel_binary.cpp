@@ -200,9 +200,9 @@ StatusOr<KernelBinary> decode_kernel_binary(std::span<const uint8_t> bytes) {
   // needs both tile sizes and no K split, and a grid the launch can ask for.
   const LaunchGeometry &g = kb.geometry;
   if (g.persistent_workgroups != 0 && (g.grid_y_is_m || g.m_per_block == 0 || g.k_blocks != 1 ||
-                                       g.persistent_workgroups > uint32_t(INT32_MAX)))
-    return corrupt("kernel binary: persistent_workgroups needs row tiles (m_per_block), no K split (k_blocks 1) "
-                   "and at most 2^31 - 1 workgroups");
+                                       g.tensor_maps.any() || g.persistent_workgroups > uint32_t(INT32_MAX)))
+    return corrupt("kernel binary: persistent_workgroups needs row tiles (m_per_block), no K split (k_blocks 1), "
+                   "no tensor maps and at most 2^31 - 1 workgroups");
   // TMA boxes: a 128-byte swizzle row of K (what the kernel's barriers
   // expect; another width would leave a stage short and its waiters
   // spinning), 1-256 rows (the hardware's), one stage of both within the

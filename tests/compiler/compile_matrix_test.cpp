@@ -143,11 +143,12 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   EXPECT_NE(kb.symbol.find(expected_template), std::string::npos) << kb.symbol;
 
   // Launch geometry covers the output.
-  EXPECT_TRUE(r.contains("grid") && r.contains("workgroup_size"));
-  if (!r.contains("grid") || !r.contains("workgroup_size")) return {};
+  EXPECT_TRUE(r.contains("grid") && r.contains("tiles") && r.contains("workgroup_size"));
+  if (!r.contains("grid") || !r.contains("tiles") || !r.contains("workgroup_size")) return {};
+  // (The tiles: the grid but for a persistent one, whose workgroups loop over them.)
   const int64_t m_launch = p.m == 0 ? 16 : p.m;
-  EXPECT_GE(int64_t(r["grid"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
-  EXPECT_EQ(r["grid"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
+  EXPECT_GE(int64_t(r["tiles"][0].get<uint32_t>()) * kb.geometry.n_per_block, p.shape.n);
+  EXPECT_EQ(r["tiles"][1].get<uint32_t>(), kb.geometry.grid_y(m_launch));
   // sm_90 mma above M = 16 takes the tiled form where K is a whole number of
   // 64-element stages (kernel_plan.cpp, docs/templates.md); gfx950 where
   // 128 x 64 tiles fill the CUs three times over (v74), and from M = 128
@@ -186,14 +187,14 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
                                  : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
                                                               : 1u;
-  EXPECT_EQ(r["grid"][1].get<uint32_t>(), expected_rows);
+  EXPECT_EQ(r["tiles"][1].get<uint32_t>(), expected_rows);
   // Grid z splits K in the tiled form, into splits of at least 4 stages;
   // and in the register-streamed form on AMD targets above M = 16 where the
   // row tiles leave CUs idle, and always in its 16-wave blocks (v45, v48):
   // then the grid covers every CU (unless the waves would run out of 64-K
   // steps), at most about twice over, each wave keeping at least one step.
-  EXPECT_EQ(r["grid"][2].get<uint32_t>(), kb.geometry.k_blocks);
-  const int64_t grid_xy = int64_t(r["grid"][0].get<uint32_t>()) * r["grid"][1].get<uint32_t>();
+  EXPECT_EQ(r["tiles"][2].get<uint32_t>(), kb.geometry.k_blocks);
+  const int64_t grid_xy = int64_t(r["tiles"][0].get<uint32_t>()) * r["tiles"][1].get<uint32_t>();
   if (tiled) {
     EXPECT_GE(kb.geometry.k_blocks, 1u);
     EXPECT_LE(int64_t(kb.geometry.k_blocks), std::max<int64_t>(1, p.shape.k / 64 / 4));

@@ -460,7 +460,7 @@ INSTANTIATE_TEST_SUITE_P(Sm90, MmaMatrix, ::testing::ValuesIn(mma_cases()),
                          [](const auto &info) { return case_name(info.param); });
 
 // Dynamic M: the bundle's dynamic-M buckets (gemv and mma m_max = 16; mma
-// m_max = 32, 64, 128) serve M values it has no exact kernel for.
+// m_max = 32, 64, 128, 1024) serve M values it has no exact kernel for.
 class DynamicM : public GpuTest, public ::testing::WithParamInterface<Case> {};
 TEST_P(DynamicM, BucketServesEveryM) { run_and_check(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Sm90, DynamicM,

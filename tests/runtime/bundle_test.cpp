@@ -53,8 +53,10 @@ KernelBinary make_kernel(Target target, int64_t n, size_t code_size) {
   kb.target = target;
   kb.format = target_is_amdgpu(target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
   kb.symbol = "gatejit_gate_" + std::to_string(n);
-  // Grid-y tiling for some, a K split (grid z) for others.
+  // Grid-y tiling for some, a K split (grid z) for others, a persistent
+  // grid for some of the row-tiled ones without a split.
   kb.geometry = {256, 64, false, n % 3 == 0 ? 128u : 0u, n % 5 == 0 ? 4u : 1u};
+  if (n % 3 == 0 && n % 5 != 0 && n % 2 == 0) kb.geometry.persistent_workgroups = 768;
   kb.toolchain = "test-toolchain";
   kb.report_json = R"({"vgprs": 32})";
   // Repetitive, so zstd has something to gain.
@@ -94,6 +96,7 @@ void expect_same(const KernelBinary &a, const KernelBinary &b) {
   EXPECT_EQ(a.geometry.m_per_block, b.geometry.m_per_block);
   EXPECT_EQ(a.geometry.k_blocks, b.geometry.k_blocks);
   EXPECT_EQ(a.geometry.shared_bytes, b.geometry.shared_bytes);
+  EXPECT_EQ(a.geometry.persistent_workgroups, b.geometry.persistent_workgroups);
   EXPECT_EQ(a.toolchain, b.toolchain);
   EXPECT_EQ(a.report_json, b.report_json);
   EXPECT_EQ(a.code, b.code);
