@@ -44,15 +44,21 @@ std::vector<std::pair<Contract, std::string>> specialised_candidates(const Templ
     out.push_back({as_bucket(c, kind, m_max),
                    label(kind) + " (dynamic-M bucket, m_max " + std::to_string(m_max) + ")"});
   };
-  int64_t mma_bucket = 0;
-  for (int64_t b : kMmaBuckets)
-    if (c.m_max <= b) { mma_bucket = b; break; }
   if (choice.kind == TemplateKind::kGemv) {
     add_bucket(TemplateKind::kGemv, kGemvMaxM);
     if (mma_available(c.target)) add_bucket(TemplateKind::kMma, kGemvMaxM);
   } else {
-    if (mma_bucket) add_bucket(TemplateKind::kMma, mma_bucket);
-    if (c.m_max <= kGemvMaxM) add_bucket(TemplateKind::kGemv, kGemvMaxM);
+    // The smallest mma bucket that holds M first (its plan is the nearest);
+    // then, for M > 16, the larger ones: a kernel planned for more rows
+    // still beats the generic fallback by far (a bundle that ships only a
+    // prefill bucket serves every M up to it).
+    bool first = true;
+    for (int64_t b : kMmaBuckets) {
+      if (c.m_max > b || (!first && c.m_max <= kGemvMaxM)) continue;
+      add_bucket(TemplateKind::kMma, b);
+      if (first && c.m_max <= kGemvMaxM) add_bucket(TemplateKind::kGemv, kGemvMaxM);
+      first = false;
+    }
   }
   return out;
 }

@@ -115,9 +115,10 @@ TEST_F(ResolverTest, BundleServesTheSpecialisedKernel) {
   EXPECT_EQ(*r.explain(normalized(1)), "specialised gemv from bundle kernels.gjb");
 }
 
-// The mma buckets: the smallest power of two from 16 to 4096 that holds M;
-// an M <= 16 call also takes the other template's 16-bucket (a bundle with
-// either dynamic-M kernel serves every decode M).
+// The mma buckets: the smallest power of two from 16 to 4096 that holds M,
+// then (M > 16) the larger ones; an M <= 16 call also takes the other
+// template's 16-bucket (a bundle with either dynamic-M kernel serves every
+// decode M).
 TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   auto mma_bucket = [](int64_t m_max) {
     Contract b = normalized(2);
@@ -138,16 +139,26 @@ TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   res = r.resolve(normalized(1));
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 16) from bundle b.gjb");
-  // M = 100: the 128-bucket was tried (not in the bundle); smaller buckets never serve a larger M.
+  // M = 100: the 128- to 4096-buckets were tried (not in the bundle);
+  // smaller buckets never serve a larger M.
   auto none = r.resolve(normalized(100));
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("m_max 128"), std::string::npos) << none.status().message();
+  EXPECT_NE(none.status().message().find("m_max 4096"), std::string::npos) << none.status().message();
   EXPECT_EQ(none.status().message().find("m_max 64)"), std::string::npos) << none.status().message();
-  // Prefill chunks: M = 700 takes the 1024-bucket; past 4096 there is none.
+  // A prefill bucket serves every M above 16 up to it: M = 700 and, with
+  // no 128-bucket, M = 100 take the 1024-bucket; past 4096 there is none.
   ASSERT_TRUE(r.add_bundle(write_bundle("p.gjb", {binary_for(mma_bucket(1024), "x", "b1024")})).ok());
   res = r.resolve(normalized(700));
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 1024) from bundle p.gjb");
+  res = r.resolve(normalized(100));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 1024) from bundle p.gjb");
+  // M <= 16 keeps to the 16-buckets (decode: a prefill plan is no decode kernel).
+  res = r.resolve(normalized(1));
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 16) from bundle b.gjb");
   auto past = r.resolve(normalized(5000));
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.status().message().find("dynamic-M bucket"), std::string::npos) << past.status().message();
