@@ -148,5 +148,39 @@ TEST(ModelCalibration, TiledAndRegisterStreamedFormsWithin30PercentAndRanked) {
   EXPECT_EQ(rows, 8 + 2 * 5);
 }
 
+// v79: gfx950's prefill plans with its persistent grid (p1) and with a
+// workgroup a tile (p0), lowered for sm_90 (gfx950_plan=1) and timed side
+// by side on the H200 at N = 3072 and 12288, M = 1024-4096. Every row within
+// 30% of the model, which predicts the two grids alike (within 1%: the
+// same tiles, stages and bytes in flight; it has no term for the order).
+TEST(ModelCalibration, PersistentAndOneWorkgroupATileGridsWithin30Percent) {
+  const std::map<std::string, std::string> variants = {{"p1", "gfx950_plan=1"}, {"p0", "gfx950_plan=1,persistent=0"}};
+  const char *file = GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v79-persistent.json";
+  std::ifstream in(file);
+  ASSERT_TRUE(in.good()) << file;
+  int rows = 0;
+  for (const nlohmann::json &row : nlohmann::json::parse(in)) {
+    Contract c;
+    c.target = Target::kSm90;
+    c.m = row.at("m").get<int64_t>();
+    c.n = row.at("n").get<int64_t>();
+    c.k = row.at("k").get<int64_t>();
+    std::map<std::string, double> predicted;
+    for (const auto &[name, tuning] : variants) {
+      testing_support::ScopedMmaTuning scoped{tuning.c_str()};
+      auto kernel = compile(c);
+      ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+      ASSERT_EQ(kernel->report.at("plan_facts").at("form"), "mma_tiled") << name;
+      predicted[name] = kernel->report.at("model").at("predicted_us").get<double>();
+      const double measured = row.at(name).get<double>();
+      EXPECT_LE(std::abs(predicted[name] / measured - 1), kTolerance)
+          << name << " M=" << c.m << " N=" << c.n << ": predicted " << predicted[name] << " us, measured " << measured;
+      ++rows;
+    }
+    EXPECT_LE(std::abs(predicted["p1"] / predicted["p0"] - 1), 0.01) << "M=" << c.m << " N=" << c.n;
+  }
+  EXPECT_EQ(rows, 2 * 6);
+}
+
 }  // namespace
 }  // namespace gatejit::compiler
