@@ -154,7 +154,7 @@ module attributes {gpu.container_module} {
       %tile_end = arith.select %persistent, %tiles_all, %c1 : index
       %tile_step = arith.select %persistent, %grid_p, %c1 : index
       scf.for %tile_id = %tile_first to %tile_end step %tile_step {
-      %bx, %by = func.call @tile_at(%tile_id, %bx_wg, %by_wg, %m_i) : (index, index, index, index) -> (index, index)
+      %bx, %by = func.call @tile_at(%tile_id, %bx_wg, %by_wg, %tiles_m_run) : (index, index, index, index) -> (index, index)
       %n0 = arith.muli %bx, %bn : index
       %m0 = arith.muli %by, %bm : index
       // This split's K tiles: bz, bz + SPLITS, ... (interleaved, so the

@@ -13,21 +13,16 @@
     //  - the order (here) walks TILE_GROUP_M tile rows column by column, so
     //    a band is a block of tiles, about as many weight rows as hidden
     //    rows high (the planner's choice of height), not one long row.
-    // Needs ${PERSISTENT} ${TILE_GROUP_M} ${TILES_N} ${BM}.
+    // Needs ${PERSISTENT} ${TILE_GROUP_M} ${TILES_N}.
 
     // Tile t's column and row of tiles: (block x, block y) without
     // PERSISTENT. Groups of TILE_GROUP_M tile rows (the last group what is
     // left), each walked column by column.
-    func.func private @tile_at(%t: index, %bx: index, %by: index, %m: index) -> (index, index) {
+    func.func private @tile_at(%t: index, %bx: index, %by: index, %tiles_m: index) -> (index, index) {
       %persistent = arith.constant ${PERSISTENT}
       %r:2 = scf.if %persistent -> (index, index) {
-        %c1 = arith.constant 1 : index
         %group_m = arith.constant ${TILE_GROUP_M} : index
         %tiles_n = arith.constant ${TILES_N} : index
-        %bm = arith.constant ${BM} : index
-        %bm_m1 = arith.subi %bm, %c1 : index
-        %m_up = arith.addi %m, %bm_m1 : index
-        %tiles_m = arith.divui %m_up, %bm : index
         %group_size = arith.muli %group_m, %tiles_n : index
         %group = arith.divui %t, %group_size : index
         %first_m = arith.muli %group, %group_m : index

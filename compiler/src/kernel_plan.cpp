@@ -967,12 +967,12 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   // Its K loop too (the ring of STAGES slots, the refill past the end);
   // only its LDS globals and their select stay gfx950's. Other keys do not
   // apply with it; a shape sm_90 cannot take keeps sm_90's table.
-  // (persistent=0 applies to it too: the H200 times gfx950's grid both ways.)
+  // (persistent=0|1 applies to it too: the H200 times gfx950's grid both ways.)
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
-    TiledTuning mirrored = tiled_tuning(as_gfx950(c), TuningKeys{});
+    TuningKeys gfx950_keys;
+    if (auto it = o.find("persistent"); it != o.end()) gfx950_keys["persistent"] = it->second;
+    TiledTuning mirrored = tiled_tuning(as_gfx950(c), gfx950_keys);
     mirrored.gfx950_loop = true;
-    if (auto it = o.find("persistent"); it != o.end() && it->second == 0)
-      mirrored.persistent_workgroups = 0, mirrored.dies = 1, mirrored.tile_group_m = 1;
     if (tiled_shape_ok(mirrored, c.target, tt)) return mirrored;
   }
   TiledTuning asked = t;

@@ -52,12 +52,13 @@ std::vector<std::pair<Contract, std::string>> specialised_candidates(const Templ
     // then, for M > 16, the larger ones: a kernel planned for more rows
     // still beats the generic fallback by far (a bundle that ships only a
     // prefill bucket serves every M up to it).
-    bool first = true;
     for (int64_t b : kMmaBuckets) {
-      if (c.m_max > b || (!first && c.m_max <= kGemvMaxM)) continue;
+      if (c.m_max > b) continue;
       add_bucket(TemplateKind::kMma, b);
-      if (first && c.m_max <= kGemvMaxM) add_bucket(TemplateKind::kGemv, kGemvMaxM);
-      first = false;
+      if (c.m_max <= kGemvMaxM) {  // decode: the 16-buckets only
+        add_bucket(TemplateKind::kGemv, kGemvMaxM);
+        break;
+      }
     }
   }
   return out;
