@@ -102,7 +102,12 @@
     }
 
     // This thread's attn pieces of the staged epilogue, all loads issued
-    // together (pieces outside the output stay 0).
+    // together. A piece outside the output loads the first piece of attn
+    // (always inside: M, N >= 1, and the staged epilogue's attn is 16-byte
+    // aligned) and is never stored: no branch per load. With a branch each
+    // (v80), gfx9 waited for every memory operation (vmcnt(0)) before each
+    // piece where these loads are issued in the epilogue (the persistent
+    // grid's), as the element-wise fallback had (v73).
     func.func private @load_attn_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>, %tid: index,
                                         %m0: index, %n0: index, %m_i: index) -> vector<${EPI_PIECES_PER_THREAD}x8x${T}> {
       %c0 = arith.constant 0 : index
@@ -113,15 +118,11 @@
       %pieces = scf.for %p = %c0 to %per_thread step %c1 iter_args(%va = %none) -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
         %row, %col, %row_l, %col_l, %in = func.call @epilogue_piece(%p, %tid, %m0, %n0, %m_i)
             : (index, index, index, index, index) -> (index, index, index, index, i1)
-        %va2 = scf.if %in -> (vector<${EPI_PIECES_PER_THREAD}x8x${T}>) {
-          %a_row = arith.muli %row, %lda : index
-          %a_idx = arith.addi %a_row, %col : index
-          %x = vector.load %attn[%a_idx] {alignment = 16} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
-          %vi = vector.insert %x, %va[%p] : vector<8x${T}> into vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-          scf.yield %vi : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-        } else {
-          scf.yield %va : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
-        }
+        %a_row = arith.muli %row, %lda : index
+        %a_at = arith.addi %a_row, %col : index
+        %a_idx = arith.select %in, %a_at, %c0 : index
+        %x = vector.load %attn[%a_idx] {alignment = 16} : memref<${A_SIZE}x${T}, #gpu.address_space<global>>, vector<8x${T}>
+        %va2 = vector.insert %x, %va[%p] : vector<8x${T}> into vector<${EPI_PIECES_PER_THREAD}x8x${T}>
         scf.yield %va2 : vector<${EPI_PIECES_PER_THREAD}x8x${T}>
       } {gatejit.unroll}
       return %pieces : vector<${EPI_PIECES_PER_THREAD}x8x${T}>

@@ -1130,6 +1130,34 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
   P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", pieces_per_thread);
 }
 
+// Splits whose partials the K split's last block loads together, one L2
+// round trip a round (templates/mma_tiled.mlir, @combine_splits).
+//  - sm_90: up to 64 registers (ptxas allocates them, and an SM holds
+//    blocks by them).
+//  - gfx9 (v80), and gfx950's plan on sm_90 (gfx950_plan=1): every split
+//    in one round where their registers fit in what a lane holds at the
+//    waves the grid places (the target's own facts), beside
+//    kTailOtherRegisters for the rest of the tail. LLVM had already issued
+//    a 3-round loop's loads at once on gfx950 (N = 1536 M = 128: 40 loads,
+//    one wait chain), so the plan now says what the code does, and the
+//    model no longer charges two rounds that never ran.
+// oneround=0|1 overrides (the H200 times both through the same template).
+constexpr int64_t kTailOtherRegisters = 64;
+int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t block,
+                    int64_t registers_per_split) {
+  if (t.splits <= 1) return 1;
+  const TargetInfo &info = target_info(c.target);
+  bool one_round = info.amdgpu || t.gfx950_loop;
+  if (auto it = o.find("oneround"); it != o.end()) one_round = it->second != 0;
+  if (one_round) {
+    const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
+    const int64_t waves = std::max<int64_t>(1, waves_per_simd_placed(info, tiles * t.splits, block));
+    const int64_t lane_registers = std::min<int64_t>(info.registers_per_lane, info.registers_per_simd / (waves * info.wave_size));
+    if (t.splits * registers_per_split <= lane_registers - kTailOtherRegisters) return t.splits;
+  }
+  return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);
+}
+
 void plan_mma_tiled(KernelPlan &p) {
   const Contract &c = p.contract;
   const bool amd = target_is_amdgpu(c.target);
@@ -1179,8 +1207,7 @@ void plan_mma_tiled(KernelPlan &p) {
   set("TILES_N", tiles_n);
   set("W_CPT", w_cpt);
   set("H_CPT", h_cpt);
-  // Splits whose partials the last block loads together: up to 64 registers.
-  const int64_t round = std::clamp<int64_t>(64 / (rt * mt * 4), 1, t.splits);
+  const int64_t round = split_round(c, t, p.tuning.keys, block, rt * mt * 4);
   set("SPLIT_ROUND", round);
   set("SPLIT_ROUNDS_END", (t.splits + round - 1) / round * round);
   // Without a split the workspace is folded away; one element keeps the
@@ -1242,7 +1269,7 @@ void plan_mma_tiled(KernelPlan &p) {
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
   p.tuning_keys = {"BN",  "BM",  "BK",           "STAGES", "SPLITS",     "WARPS_N",
                    "WGMMA", "TMA", "WGMMA_PENDING", "ACCS",   "EPI_STAGED", "EPI_ATTN_EARLY",
-                   "EPI_PARTS", "EPI_PART_ROWS", "PERSISTENT_WORKGROUPS", "TILE_GROUP_M"};
+                   "EPI_PARTS", "EPI_PART_ROWS", "PERSISTENT_WORKGROUPS", "TILE_GROUP_M", "SPLIT_ROUND"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) the K-split flag alone.

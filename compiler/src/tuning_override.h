@@ -17,8 +17,8 @@ struct TuningOverride {
   std::map<std::string, int64_t, std::less<>> keys;  // the items taken
 
   // "key=value" items separated by commas. Sizes take numbers > 0, the
-  // switches (tiled, wgmma, tma, pending, attn, gwfirst, refill, prefetch) also 0; other items
-  // are ignored.
+  // switches (tiled, wgmma, tma, pending, attn, gwfirst, refill, prefetch,
+  // persistent, oneround) also 0; other items are ignored.
   static TuningOverride parse(std::string_view text);
   static TuningOverride from_env();  // GATEJIT_MMA_TUNING, or none
 

@@ -463,6 +463,84 @@ TEST(Gfx950Plan, PersistentGridWhereTilesOutnumberOneRound) {
   }
 }
 
+// The gfx950 disassembly of a compiled contract, one instruction a line.
+std::vector<std::string> gfx950_instructions(const compiler::CompiledKernel &compiled) {
+  TempDir dir;
+  const fs::path hsaco = dir / "kernel.hsaco";
+  write_bytes(hsaco, compiled.binary.code);
+  const CommandResult dis = run(tool("llvm-objdump") + " -d --mcpu=gfx950 " + hsaco.string());
+  EXPECT_EQ(dis.rc, 0) << dis.out;
+  std::vector<std::string> lines;
+  std::istringstream in(dis.out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find_first_not_of(" \t");
+    if (at != std::string::npos && line[at] >= 'a' && line[at] <= 'z' && line.find("//") != std::string::npos &&
+        line.find('<') == std::string::npos)
+      lines.push_back(line.substr(at));
+  }
+  return lines;
+}
+bool starts_with(const std::string &s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+// v80: gfx9's K-split reduction loads every split's partials in one round
+// where their registers fit (10 splits at N = 1536 M = 128, 5 at M = 256:
+// 16 registers each, 256 a lane at two waves a SIMD), and the plan says
+// one round, so the model charges the one wait chain the code has. The
+// code: after the arrival atomic, all SPLITS x TILES 16-byte partial loads
+// go out before the first wait on them. oneround=0 keeps sm_90's rounds of
+// 64 registers (the H200's comparison) and the plan then counts them.
+TEST(Gfx950Plan, SplitPartialsLoadInOneRound) {
+  for (const auto &[m, splits] : std::vector<std::pair<int64_t, int64_t>>{{128, 10}, {256, 5}}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    auto compiled = compiler::compile(gfx950_seed_shape(m, 1536));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const nlohmann::json &r = compiled->report;
+    ASSERT_EQ(r.value("template_file", ""), "mma_tiled");
+    const nlohmann::json &t = r["tuning"];
+    EXPECT_EQ(t.value("SPLITS", 0), splits) << t.dump();
+    EXPECT_EQ(t.value("SPLIT_ROUND", 0), splits) << t.dump();
+    EXPECT_EQ(r["plan_facts"].value("reduction_rounds", 0), 1);
+    const std::vector<std::string> isa = gfx950_instructions(*compiled);
+    auto atomic = std::find_if(isa.begin(), isa.end(), [](const std::string &l) { return starts_with(l, "global_atomic"); });
+    ASSERT_NE(atomic, isa.end());
+    auto first_load = std::find_if(atomic, isa.end(), [](const std::string &l) { return starts_with(l, "global_load_dwordx4"); });
+    ASSERT_NE(first_load, isa.end());
+    int64_t together = 0;
+    for (auto it = first_load; it != isa.end() && !starts_with(*it, "s_waitcnt vmcnt"); ++it)
+      together += starts_with(*it, "global_load_dwordx4");
+    constexpr int64_t kTilesALane = 4;  // 64 x 64 tiles, 2 x 2 waves: 4 MFMA tiles, a 16-byte load each
+    EXPECT_GE(together, splits * kTilesALane);
+    ScopedMmaTuning rounds{"oneround=0"};
+    auto looped = compiler::compile(gfx950_seed_shape(m, 1536));
+    ASSERT_TRUE(looped.ok()) << looped.status().to_string();
+    EXPECT_EQ(looped->report["tuning"].value("SPLIT_ROUND", 0), 4);
+    EXPECT_EQ(looped->report["plan_facts"].value("reduction_rounds", 0), (splits + 3) / 4);
+  }
+}
+
+// v80: the staged epilogue loads every attn piece without a branch (a
+// piece outside the output loads the first one and is not stored). With a
+// branch a piece, the persistent grid's epilogue (its attn loaded there)
+// waited for every memory operation before each of its 4 pieces, the
+// previous pieces' out stores included (3 such drains after the first out
+// store); now only before the last.
+TEST(Gfx950Plan, PersistentEpilogueDrainsOnlyBeforeItsLastPiece) {
+  auto compiled = compiler::compile(gfx950_seed_shape(1024, 12288));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  ASSERT_EQ(compiled->binary.geometry.persistent_workgroups, 768u);
+  ASSERT_EQ(compiled->report["tuning"].value("EPI_ATTN_EARLY", 1), 0);
+  const std::vector<std::string> isa = gfx950_instructions(*compiled);
+  auto store = std::find_if(isa.begin(), isa.end(), [](const std::string &l) { return starts_with(l, "global_store_dwordx4"); });
+  ASSERT_NE(store, isa.end());
+  int64_t drains = 0, stores = 0;
+  for (auto it = store; it != isa.end(); ++it) {
+    drains += starts_with(*it, "s_waitcnt vmcnt(0)");
+    stores += starts_with(*it, "global_store_dwordx4");
+  }
+  EXPECT_EQ(stores, 4);
+  EXPECT_LE(drains, 1);
+}
+
 // v75: the staged epilogue's tile in parts over the stage slots. Each part
 // fits one stage and there are no more parts than stages, on both targets;
 // one part where a stage holds the whole tile, powers of two of rows where
