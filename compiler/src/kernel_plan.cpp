@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <optional>
 #include <cstdlib>
@@ -348,6 +349,25 @@ constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one
 // (16 bytes of a 16-bit out), within a column group's weight rows.
 int64_t mma_piece_width(const MmaTuning &t) { return std::min<int64_t>(8, t.rt * t.frag.tile_w); }
 
+// With a K split the last block loads each of its pieces' partials from
+// every split at once: SPLITS x VW fp32 registers. Where that is more than
+// half of what a lane holds at the waves the grid places, the piece is
+// halved, down to 4 columns (8 bytes of a 16-bit out, still no access under
+// 4 bytes). v81: gfx950 at M = 17-32 and 96 (7 splits of 8-column pieces:
+// 56 of its 64 registers at 8 waves a SIMD) issued the attn load and the
+// last partials after the first wait, a second round trip in the tail; with
+// 4 columns all go out together (8.23 -> 7.65 µs predicted at M = 17).
+constexpr int64_t kMinSplitPieceWidth = 4;
+int64_t split_piece_width(const Contract &c, const MmaTuning &t, int64_t workgroups, int64_t block) {
+  int64_t vw = mma_piece_width(t);
+  if (t.splits <= 1) return vw;
+  const TargetInfo &info = target_info(c.target);
+  const int64_t waves = std::max<int64_t>(1, waves_per_simd_placed(info, workgroups, block));
+  const int64_t lane_registers = std::min<int64_t>(info.registers_per_lane, info.registers_per_simd / (waves * info.wave_size));
+  while (vw > kMinSplitPieceWidth && t.splits * vw > lane_registers / 2) vw /= 2;
+  return vw;
+}
+
 // The development override (tuning_override.h) of the mma tables below.
 // `attn` (0 in the epilogue, 1 after the main loop, 2 before it:
 // plan_attn_load) applies to gemv too, and the gemv has its own keys:
@@ -633,7 +653,11 @@ void plan_mma(KernelPlan &p) {
   // thread tid taking pieces tid, tid + BLOCK, ... of the rows a block can
   // have; wide where the strides (known here) and the base pointers (checked
   // at run time) allow.
-  const int64_t vw = mma_piece_width(t);
+  int64_t vw = split_piece_width(c, t, tiles_n * tiles_m * t.splits, block);
+  // vw=2|4|8 (sweeps, and the H200's check of the narrower pieces): a power
+  // of two that divides the piece width the tiles allow.
+  if (p.tuning.has("vw") && mma_piece_width(t) % p.tuning.at("vw") == 0 && std::has_single_bit(uint64_t(p.tuning.at("vw"))))
+    vw = p.tuning.at("vw");
   const int64_t group_outputs = m_block * w_rows;
   const int64_t live_rows = std::min(c.m_max, m_block);
   const int64_t pieces = groups * live_rows * (w_rows / vw);
@@ -676,7 +700,7 @@ void plan_mma(KernelPlan &p) {
                                          per_channel ? "accumulate_per_channel" : "accumulate_block128",
                                          decode_e4m3_snippet(c.target)});
   set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), n_per_block, m_block, block);
-  p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS"};
+  p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS", "VW"};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
              .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
   p.geometry = {uint32_t(block), uint32_t(n_per_block), false,

@@ -518,6 +518,41 @@ TEST(Gfx950Plan, SplitPartialsLoadInOneRound) {
   }
 }
 
+// v81: gfx950's register-streamed mma with a K split (N = 1536 M = 17-32
+// and 96: 7 splits at 8 waves a SIMD, 64 registers a lane) finishes 4-column
+// pieces, so the last block's partial loads of every split (7 x 4
+// registers) and its attn loads go out before the first wait: one round
+// trip in the tail, where 8-column pieces (56 registers) left some for a
+// second. Where no split or fewer registers call for it the piece stays 8
+// columns (M = 48; vw=8 asks for them back, and the second round trip
+// returns). sm_90 follows the same rule with its own facts (a forced split
+// there, 672 blocks of 16 warps, leaves a lane few registers: 4 columns).
+TEST(Gfx950Plan, SplitPiecesLeaveTheTailOneRoundTrip) {
+  struct Case {
+    Target target;
+    int64_t m;
+    const char *tuning;
+    int64_t vw, tail;  // tail < 0: not checked
+  };
+  for (const Case &k : {Case{Target::kGfx950, 17, "", 4, 1}, Case{Target::kGfx950, 32, "", 4, 1},
+                        Case{Target::kGfx950, 96, "", 4, 1}, Case{Target::kGfx950, 48, "", 8, -1},
+                        Case{Target::kGfx950, 32, "vw=8", 8, 2}, Case{Target::kSm90, 32, "tiled=0,splits=7", 4, -1}}) {
+    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m) + " " + k.tuning);
+    Contract c = gfx950_seed_shape(k.m, 1536);
+    c.target = k.target;
+    ScopedMmaTuning tuning{k.tuning};
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const nlohmann::json &r = compiled->report;
+    ASSERT_EQ(r.value("template_file", ""), "mma");
+    EXPECT_EQ(r["tuning"].value("VW", 0), k.vw) << r["tuning"].dump();
+    if (k.tail >= 0) EXPECT_EQ(r["code_facts"].value("tail_round_trips", -1), k.tail);
+    if (k.target != Target::kGfx950 || k.vw == 8) continue;
+    for (const auto &[gate, verdict] : r["gates"].items())
+      EXPECT_TRUE(!verdict.value("applies", false) || verdict.value("passed", false)) << gate << ": " << verdict.dump();
+  }
+}
+
 // v80: the staged epilogue loads every attn piece without a branch (a
 // piece outside the output loads the first one and is not stored). With a
 // branch a piece, the persistent grid's epilogue (its attn loaded there)
