@@ -378,7 +378,7 @@ CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_
   for (const Step &s : steps) {
     if (s.kind == Step::kLoad && s.bytes < 4) ++f.narrow_global_loads;
     if (s.kind == Step::kStore && s.bytes < 4) ++f.narrow_global_stores;
-    if (s.kind == Step::kStore && s.bytes >= 16) ++f.wide_global_stores;
+    if (s.kind == Step::kStore && s.bytes >= 8) ++f.wide_global_stores;
   }
   return f;
 }

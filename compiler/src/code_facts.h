@@ -40,7 +40,7 @@ struct CodeFacts {
   int64_t tail_round_trips = 0;       // after the main region: waits that retire memory operations
   int64_t narrow_global_loads = 0;    // whole kernel: global loads under 4 bytes
   int64_t narrow_global_stores = 0;   // whole kernel: global stores under 4 bytes
-  int64_t wide_global_stores = 0;     // whole kernel: 16-byte global stores
+  int64_t wide_global_stores = 0;     // whole kernel: global stores of 8 or 16 bytes
 };
 
 // `cpu` names the AMDGPU processor of an hsaco ("gfx950"); unused for PTX.

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <optional>
 #include <cstdlib>
@@ -654,9 +653,12 @@ void plan_mma(KernelPlan &p) {
   // have; wide where the strides (known here) and the base pointers (checked
   // at run time) allow.
   int64_t vw = split_piece_width(c, t, tiles_n * tiles_m * t.splits, block);
-  // vw=2|4|8 (sweeps, and the H200's check of the narrower pieces): a power
-  // of two that divides the piece width the tiles allow.
-  if (p.tuning.has("vw") && mma_piece_width(t) % p.tuning.at("vw") == 0 && std::has_single_bit(uint64_t(p.tuning.at("vw"))))
+  // vw=4|8 (sweeps, and the H200's check of the narrower pieces), where the
+  // tiles allow it: a piece's sums stay whole 16-byte vectors of fp32 (the
+  // template's loads of them say so). Other values are ignored; the
+  // report's VW says what was built.
+  if (p.tuning.has("vw") && (p.tuning.at("vw") == 4 || p.tuning.at("vw") == 8) &&
+      mma_piece_width(t) % p.tuning.at("vw") == 0)
     vw = p.tuning.at("vw");
   const int64_t group_outputs = m_block * w_rows;
   const int64_t live_rows = std::min(c.m_max, m_block);

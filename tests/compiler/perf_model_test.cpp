@@ -184,7 +184,7 @@ TEST(PerfModel, AKSplitPaysItsMeetingInTheSerialPart) {
   EXPECT_NEAR(rounds.serial_us.low - t.launch_us.low, expected_rounds * per_round_low, 1e-9);
 }
 
-// Narrow accesses beside 16-byte stores are an element-wise fallback next to
+// Narrow accesses beside 8- or 16-byte stores are an element-wise fallback next to
 // a wide path (the mma form checks the attn/out pointers at run time): the
 // gate passes, and says so.
 TEST(PerfModel, AWidePathBesideAnElementwiseFallbackPassesTheEpilogueGate) {
