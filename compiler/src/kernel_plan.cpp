@@ -815,10 +815,17 @@ struct TiledTuning {
 //      M = 768).
 //    The H200 ran 64 x 64 and the register-streamed form side by side
 //    (v76): each within 30% of the model, ranked as it ranks them.
+//  - M = 97-127 (v82: the second 64-row hidden tile at least half full),
+//    64 x 64 tiles where they fill at most half that round, so a K split
+//    fills the rest: N = 1536 / 3072 M = 112 10.83 / 23.64 -> 9.71 / 13.52
+//    us predicted, and the in-flight gate passes where the register-streamed
+//    form failed it. N = 12288 (384 tiles, no split) keeps the
+//    register-streamed form (M = 97 32.2 us against 34.1).
 struct AmdTileShape {
   int64_t bn = 0, bm = 0, stages = 0;
 };
 constexpr int64_t kAmdTiledFromM = 128;
+constexpr int64_t kAmdSplitTiledFromM = 97;
 Contract as_gfx950(Contract c) {
   c.target = Target::kGfx950;
   return c;
@@ -828,8 +835,11 @@ std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
   const int64_t cus = target_info(c.target).compute_units;
   auto tiles = [&](int64_t bn, int64_t bm) { return ((c.n + bn - 1) / bn) * ((c.m_max + bm - 1) / bm); };
   if (tiles(128, 64) >= 3 * cus) return AmdTileShape{128, 64, 2};
-  if (c.m_max < kAmdTiledFromM) return std::nullopt;
   const int64_t round = kAmdTiledWorkgroupsPerCu * cus;
+  if (c.m_max < kAmdTiledFromM) {
+    if (c.m_max >= kAmdSplitTiledFromM && 2 * tiles(64, 64) <= round) return AmdTileShape{64, 64, 4};
+    return std::nullopt;
+  }
   if (4 * tiles(64, 128) >= 3 * round && tiles(64, 128) <= round) return AmdTileShape{64, 128, 3};
   if (tiles(64, 64) <= round) return AmdTileShape{64, 64, 4};
   return std::nullopt;

@@ -378,14 +378,16 @@ TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
 // model puts it ahead of the register-streamed form: 128 x 64 where the
 // grid holds three a CU (v74, about 1.6x), and from M = 128 in one round of
 // two a CU 64 x 128 tiles where they fill it at least three quarters (v77)
-// and 64 x 64 tiles (v76; no slower at N = 1536 M = 128, +0.7%). Each
-// stages its epilogue, and every gate passes but the one listed for
-// N = 1536 M = 256. Outside them, the register-streamed form.
+// and 64 x 64 tiles (v76; no slower at N = 1536 M = 128, +0.7%), and from
+// M = 97 where those tiles fill at most half the round (v82: not at
+// N = 12288). Each stages its epilogue, and every gate passes but the one
+// listed for N = 1536 M = 256. Outside them, the register-streamed form.
 TEST(Gfx950Plan, TiledShapeWhereItsGridFillsWholeRounds) {
   struct Case {
     int64_t m, n, bn, bm, stages;  // bn = 0: the register-streamed form
   };
-  for (const Case &k : {Case{100, 1536, 0, 0, 0}, Case{128, 1536, 64, 64, 4}, Case{256, 3072, 64, 64, 4},
+  for (const Case &k : {Case{96, 1536, 0, 0, 0}, Case{100, 1536, 64, 64, 4}, Case{112, 3072, 64, 64, 4},
+                        Case{112, 12288, 0, 0, 0}, Case{128, 1536, 64, 64, 4}, Case{256, 3072, 64, 64, 4},
                         Case{512, 1536, 64, 64, 4}, Case{1024, 1536, 64, 64, 4}, Case{128, 12288, 64, 64, 4},
                         Case{2048, 1536, 64, 128, 3}, Case{1024, 3072, 64, 128, 3}, Case{256, 12288, 64, 128, 3},
                         Case{768, 3072, 0, 0, 0}, Case{384, 12288, 0, 0, 0}, Case{4096, 1536, 128, 64, 2},
