@@ -357,12 +357,16 @@ int64_t mma_piece_width(const MmaTuning &t) { return std::min<int64_t>(8, t.rt *
 // last partials after the first wait, a second round trip in the tail; with
 // 4 columns all go out together (8.23 -> 7.65 µs predicted at M = 17).
 constexpr int64_t kMinSplitPieceWidth = 4;
+// The registers a lane holds at the waves a grid of `workgroups` places.
+int64_t lane_registers_placed(Target target, int64_t workgroups, int64_t block) {
+  const TargetInfo &info = target_info(target);
+  const int64_t waves = std::max<int64_t>(1, waves_per_simd_placed(info, workgroups, block));
+  return std::min<int64_t>(info.registers_per_lane, info.registers_per_simd / (waves * info.wave_size));
+}
 int64_t split_piece_width(const Contract &c, const MmaTuning &t, int64_t workgroups, int64_t block) {
   int64_t vw = mma_piece_width(t);
   if (t.splits <= 1) return vw;
-  const TargetInfo &info = target_info(c.target);
-  const int64_t waves = std::max<int64_t>(1, waves_per_simd_placed(info, workgroups, block));
-  const int64_t lane_registers = std::min<int64_t>(info.registers_per_lane, info.registers_per_simd / (waves * info.wave_size));
+  const int64_t lane_registers = lane_registers_placed(c.target, workgroups, block);
   while (vw > kMinSplitPieceWidth && t.splits * vw > lane_registers / 2) vw /= 2;
   return vw;
 }
@@ -1182,14 +1186,12 @@ constexpr int64_t kTailOtherRegisters = 64;
 int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t block,
                     int64_t registers_per_split) {
   if (t.splits <= 1) return 1;
-  const TargetInfo &info = target_info(c.target);
   bool one_round = true;
   if (auto it = o.find("oneround"); it != o.end()) one_round = it->second != 0;
   if (one_round) {
     const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
-    const int64_t waves = std::max<int64_t>(1, waves_per_simd_placed(info, tiles * t.splits, block));
-    const int64_t lane_registers = std::min<int64_t>(info.registers_per_lane, info.registers_per_simd / (waves * info.wave_size));
-    if (t.splits * registers_per_split <= lane_registers - kTailOtherRegisters) return t.splits;
+    if (t.splits * registers_per_split <= lane_registers_placed(c.target, tiles * t.splits, block) - kTailOtherRegisters)
+      return t.splits;
   }
   return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);
 }
