@@ -1183,14 +1183,13 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
 // model predicted 4.6%; the rows whose code did not change moved -0.7% to
 // +0.2%). oneround=0 keeps the rounds of 64 registers.
 constexpr int64_t kTailOtherRegisters = 64;
-int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t block,
+int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t workgroups, int64_t block,
                     int64_t registers_per_split) {
   if (t.splits <= 1) return 1;
   bool one_round = true;
   if (auto it = o.find("oneround"); it != o.end()) one_round = it->second != 0;
   if (one_round) {
-    const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
-    if (t.splits * registers_per_split <= lane_registers_placed(c.target, tiles * t.splits, block) - kTailOtherRegisters)
+    if (t.splits * registers_per_split <= lane_registers_placed(c.target, workgroups, block) - kTailOtherRegisters)
       return t.splits;
   }
   return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);
@@ -1245,7 +1244,7 @@ void plan_mma_tiled(KernelPlan &p) {
   set("TILES_N", tiles_n);
   set("W_CPT", w_cpt);
   set("H_CPT", h_cpt);
-  const int64_t round = split_round(c, t, p.tuning.keys, block, rt * mt * 4);
+  const int64_t round = split_round(c, t, p.tuning.keys, tiles_n * tiles_m * t.splits, block, rt * mt * 4);
   set("SPLIT_ROUND", round);
   set("SPLIT_ROUNDS_END", (t.splits + round - 1) / round * round);
   // Without a split the workspace is folded away; one element keeps the
