@@ -54,8 +54,12 @@
 //   ${S_ALL}                 ceil(K / KSTEP) steps; the last may be partial
 //   ${J_GROUPS} ${J_REM} ${J_ITERS}   per wave: UNROLL-step groups with every
 //                            step in range, first step after them, all steps
-//   ${M_BLOCK} ${H_LIVE_ROWS}  hidden rows per block (MT * 16; grid y = ceil(M / M_BLOCK))
-//                            and the rows a block can actually have, min(M_MAX, M_BLOCK)
+//   ${M_BLOCK} ${M_STRIDE} ${THIN_ROWS} ${H_LIVE_ROWS}  hidden rows per block's
+//                            tiles (MT * 16), the rows a grid row owns (grid y
+//                            = ceil(M / M_STRIDE); M_STRIDE <= M_BLOCK), whether
+//                            that is fewer (the rest clamped copies, never
+//                            stored), and the rows a block can actually have,
+//                            min(M_MAX, M_STRIDE)
 //   ${UNROLL} ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
 //   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE} ${PARTIALS}
 //   ${SPLITS} ${KSPLIT_ALL} ${SPLIT_K} (SPLITS > 1) ${TILES_N} (grid x)
@@ -95,8 +99,8 @@ module attributes {gpu.container_module} {
       %jrem = arith.constant ${J_REM} : index
       %jiters = arith.constant ${J_ITERS} : index
       %scale_kb = arith.constant ${SCALE_KB} : index
-      %m_i = arith.index_cast %m_actual : i64 to index
-      %mlast = arith.subi %m_i, %c1 : index
+      %m_all = arith.index_cast %m_actual : i64 to index
+      %mlast_all = arith.subi %m_all, %c1 : index
       %acc0 = arith.constant dense<0.0> : vector<${TILES}x4xf32>
       %wzero = arith.constant dense<${W_ZERO}> : vector<${UNROLL}x${RT}x${VECS}x8x${T_WEIGHT}>
       %hzero = arith.constant dense<0.0> : vector<${UNROLL}x${MT}x${VECS}x${H_LOADS}x8x${T}>
@@ -111,11 +115,19 @@ module attributes {gpu.container_module} {
       %group_base = arith.muli %bid, %groups : index
       %group_index = arith.addi %group_base, %group : index
       %wrow0 = arith.muli %group_index, %w_rows : index
-      // Hidden rows of this block: [mrow0, mrow0 + M_BLOCK) (grid y tiles M
-      // when M_MAX exceeds one block's M_BLOCK rows).
+      // Hidden rows of this block: [mrow0, mrow0 + M_STRIDE) (grid y tiles M
+      // when M_MAX exceeds one block's M_STRIDE rows). With THIN_ROWS the
+      // block's rows end there: m_i, the end of the rows it loads and
+      // stores, is the lesser of M and that.
       %bid_y = gpu.block_id y
-      %m_block = arith.constant ${M_BLOCK} : index
-      %mrow0 = arith.muli %bid_y, %m_block : index
+      %m_stride = arith.constant ${M_STRIDE} : index
+      %mrow0 = arith.muli %bid_y, %m_stride : index
+      %thin_rows = arith.constant ${THIN_ROWS}
+      %stride_end = arith.addi %mrow0, %m_stride : index
+      %block_end = arith.minui %m_all, %stride_end : index
+      %m_i = arith.select %thin_rows, %block_end, %m_all : index
+      %block_last = arith.subi %block_end, %c1 : index
+      %mlast = arith.select %thin_rows, %block_last, %mlast_all : index
       // K slice of this wave among all KSPLIT_ALL (split 0 without a K split:
       // the remainder by 1 folds away).
       %bid_z = gpu.block_id z

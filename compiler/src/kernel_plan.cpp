@@ -340,6 +340,9 @@ struct MmaTuning {
   int64_t groups = 1;  // column groups per block: their warps with the same K slice share hidden loads in L1
   int64_t max_mt = 8;  // hidden tiles per block at most (16 rows each); grid y tiles the rest of M
   int64_t mt = 1;      // hidden tiles per block: min(ceil(M_MAX / 16), max_mt)
+  // Hidden rows a grid row owns (the rest of its MT x 16-row tiles are
+  // clamped copies, never stored); 0: all 16 MT (v83).
+  int64_t m_stride = 0;
   int64_t splits = 1;  // K split across workgroups (grid z), meeting in a workspace
 };
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
@@ -387,6 +390,7 @@ void apply_tuning_override(const TuningKeys &o, MmaTuning &t, int64_t &budget) {
     else if (key == "mtiles") t.max_mt = value;
     else if (key == "splits") t.splits = value;
     else if (key == "unroll") t.unroll = value;
+    else if (key == "mstride") t.m_stride = value;
   }
 }
 
@@ -399,6 +403,7 @@ void apply_tuning_override(const TuningKeys &o, MmaTuning &t, int64_t &budget) {
 // than one round of the workgroups the GPU holds. At least one step per wave.
 constexpr int64_t kAmdMidMinSplits = 4;  // gfx950 M = 17-256: at most 2 of 112 steps a wave at K = 7168
 constexpr int64_t kAmdEightWaveMinSplits = 5;  // the 8-wave form above M = 64: at most 3 steps a wave (v53)
+constexpr int64_t kAmdMostThinRowBlocks = 3;   // v83: grid rows of fewer than 16 hidden rows, at most this many
 // Workgroups of `waves_per_group` waves the GPU holds at once, by waves
 // alone (the plans these serve keep 64 VGPRs: the full wave count fits).
 int64_t workgroups_held(const TargetInfo &ti, int64_t waves_per_group) {
@@ -407,7 +412,7 @@ int64_t workgroups_held(const TargetInfo &ti, int64_t waves_per_group) {
 }
 int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
   const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
-  const int64_t tiles = (c.n + n_per_block - 1) / n_per_block * ((c.m_max + 16 * t.mt - 1) / (16 * t.mt));
+  const int64_t tiles = (c.n + n_per_block - 1) / n_per_block * ((c.m_max + t.m_stride - 1) / t.m_stride);
   const int64_t steps = (c.k + kMmaInstrK * t.vecs - 1) / (kMmaInstrK * t.vecs);
   const int64_t most = std::max<int64_t>(1, steps / t.ksplit);
   const int64_t cover = (cus + tiles - 1) / tiles;  // splits that cover every CU
@@ -494,11 +499,22 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // (A dynamic M must fill them from M = 17, its smallest launch above 16.)
   const int64_t amd_col_tiles = (c.n + t.frag.tile_w - 1) / t.frag.tile_w;
   const int64_t amd_fill_rows = c.m_dynamic ? 17 : c.m_max;
+  // v83: where those 16-row blocks leave CUs idle (N = 1536 M = 17-32: 96 x
+  // 2 for 256), a fixed M's grid rows each take fewer hidden rows instead of
+  // splitting K: ceil(CUs / column tiles) grid rows of ceil(M / that) rows
+  // (N = 1536: 3 grid rows, 288 workgroups). The weight streams through L2
+  // once more, with no meeting in series. At most 3 grid rows (weight
+  // re-reads); a dynamic M keeps 16-row blocks (its grid rows follow the
+  // launch's M).
+  const int64_t amd_row_blocks = (cus + amd_col_tiles - 1) / amd_col_tiles;
+  const bool amd_thin_rows = amd_mid && !c.m_dynamic && c.m_max <= 32 && amd_row_blocks <= kAmdMostThinRowBlocks &&
+                             amd_row_blocks > (c.m_max + 15) / 16;
   const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 &&
-                           amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus;
+                           (amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus || amd_thin_rows);
   if (amd_unsplit) {
     t.rt = 1;
     t.max_mt = 1;
+    if (amd_thin_rows) t.m_stride = (c.m_max + amd_row_blocks - 1) / amd_row_blocks;
   }
   // gfx950 M = 17-128 where the row tiles outnumber the CUs (N > 8192; v58,
   // the model's choice): the 4-wave blocks of 32-128 hidden rows kept too few
@@ -559,6 +575,9 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
     while (t.vecs > 1 && 128 % (kMmaInstrK * t.vecs) != 0) t.vecs /= 2;
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
+  // mrows=R (sweeps): R grid rows of ceil(M_MAX / R) rows, as v83's rule.
+  if (auto it = overrides.find("mrows"); it != overrides.end()) t.m_stride = (c.m_max + it->second - 1) / it->second;
+  t.m_stride = t.m_stride > 0 ? std::min(t.m_stride, 16 * mt) : 16 * mt;
   // The K-split partials (KSPLIT waves x tiles x 4 x WAVE fp32) must fit the
   // workgroup memory a kernel gets without opting in (the target table's
   // static budget: 48 KiB static shared memory on sm_90; 64 KiB of gfx950's
@@ -610,6 +629,7 @@ void plan_mma(KernelPlan &p) {
   MmaTuning t = mma_tuning(c, p.tuning.keys);
   const int64_t mt = t.mt;
   const int64_t m_block = mt * 16;
+  const int64_t m_stride = t.m_stride;  // hidden rows a grid row owns (<= m_block)
   const int64_t kstep = kMmaInstrK * t.vecs;
   const int64_t s_all = (c.k + kstep - 1) / kstep;
   const int64_t s_full = c.k / kstep;
@@ -633,7 +653,9 @@ void plan_mma(KernelPlan &p) {
   set("TILES", tiles);
   set("W_ROWS", w_rows);
   set("M_BLOCK", m_block);
-  set("H_LIVE_ROWS", std::min(c.m_max, m_block));
+  set("M_STRIDE", m_stride);
+  P["THIN_ROWS"] = m_stride < m_block ? "true" : "false";
+  set("H_LIVE_ROWS", std::min(c.m_max, m_stride));
   set("KSTEP", kstep);
   set("VECS", t.vecs);
   set("S_ALL", s_all);
@@ -646,7 +668,7 @@ void plan_mma(KernelPlan &p) {
   set("ELEMENTS_LAST", tiles * 4 - 1);
   set("OWN", (tiles * 4 + t.ksplit - 1) / t.ksplit);
   const int64_t tiles_n = (c.n + n_per_block - 1) / n_per_block;
-  const int64_t tiles_m = c.m_max > m_block ? (c.m_max + m_block - 1) / m_block : 1;
+  const int64_t tiles_m = c.m_max > m_stride ? (c.m_max + m_stride - 1) / m_stride : 1;
   set("SPLITS", t.splits);
   set("SPLITS_LAST", t.splits - 1);
   set("KSPLIT_ALL", ksplit_all);
@@ -665,7 +687,7 @@ void plan_mma(KernelPlan &p) {
       mma_piece_width(t) % p.tuning.at("vw") == 0)
     vw = p.tuning.at("vw");
   const int64_t group_outputs = m_block * w_rows;
-  const int64_t live_rows = std::min(c.m_max, m_block);
+  const int64_t live_rows = std::min(c.m_max, m_stride);
   const int64_t pieces = groups * live_rows * (w_rows / vw);
   set_piece_params(P, c, vw);
   set("ROW_PIECES", w_rows / vw);
@@ -705,12 +727,13 @@ void plan_mma(KernelPlan &p) {
     p.snippets.insert(p.snippets.end(), {"weight_fragments_e4m3",
                                          per_channel ? "accumulate_per_channel" : "accumulate_block128",
                                          decode_e4m3_snippet(c.target)});
-  set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), n_per_block, m_block, block);
-  p.tuning_keys = {"RT", "MT", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS", "VW"};
-  p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_block,
+  set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), n_per_block, m_stride, block);
+  p.tuning_keys = {"RT", "MT", "M_STRIDE", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS", "VW"};
+  p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_stride,
+             .product_rows_per_block = m_block,
              .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
   p.geometry = {uint32_t(block), uint32_t(n_per_block), false,
-                uint32_t(c.m_max > m_block ? m_block : 0), uint32_t(t.splits)};
+                uint32_t(c.m_max > m_stride ? m_stride : 0), uint32_t(t.splits)};
 }
 
 // mma_tiled (templates/mma_tiled.mlir): the GEMM-shaped form of mma, on

@@ -67,10 +67,13 @@ Prediction predict(const ModelInput &in) {
   if (plan.form == "generic") {
     p.l2_bytes = m * c.n * c.k * (eb_h + eb_w) / 8 + p.hbm_bytes;  // one output a thread; L1 catches most re-reads
   } else {
-    // Each grid row (a block of hidden rows) reads the whole weight again.
+    // Each grid row (a block of hidden rows) reads the whole weight again,
+    // and each grid column the hidden rows of every grid row: M rows in
+    // all, as the last grid row's rows past M are clamped copies of row M -
+    // 1 (v83: it was charged whole, hidden_rows_per_block rows).
     const int64_t w_rows = std::min<int64_t>(in.grid_blocks[0] * plan.weight_rows_per_block, c.n);
-    p.l2_bytes = in.grid_blocks[1] * w_rows * c.k * eb_w +
-                 grid_xy * std::min(plan.hidden_rows_per_block, m) * c.k * eb_h + epilogue_bytes;
+    const int64_t h_rows = std::min(in.grid_blocks[1] * plan.hidden_rows_per_block, m);
+    p.l2_bytes = in.grid_blocks[1] * w_rows * c.k * eb_w + in.grid_blocks[0] * h_rows * c.k * eb_h + epilogue_bytes;
   }
   if (plan.splits > 1)
     p.l2_bytes += 2 * plan.splits * grid_xy * plan.weight_rows_per_block * plan.hidden_rows_per_block * 4;
@@ -104,7 +107,8 @@ Prediction predict(const ModelInput &in) {
   if (plan.matrix) {
     // The instruction's tiles: rows up to the workgroup's hidden tile, N up
     // to the weight tile.
-    const double flops = 2.0 * double(in.grid_blocks[1] * std::max(plan.hidden_rows_per_block, int64_t(1))) *
+    const int64_t product_rows = plan.product_rows_per_block > 0 ? plan.product_rows_per_block : plan.hidden_rows_per_block;
+    const double flops = 2.0 * double(in.grid_blocks[1] * std::max(product_rows, int64_t(1))) *
                          double(std::min<int64_t>(in.grid_blocks[0] * plan.weight_rows_per_block, c.n)) * double(c.k);
     const FactRange rate = plan.warpgroup_matrix ? t.warpgroup_matrix_tflops : t.matrix_bf16_tflops;
     p.terms.push_back({"matrix", {flops / (rate.high * cu_share * 1e6), flops / (rate.low * cu_share * 1e6)}});

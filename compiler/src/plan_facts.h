@@ -12,6 +12,7 @@ struct PlanFacts {
   std::string form;                  // "gemv", "mma", "mma_tiled", "generic"
   int64_t weight_rows_per_block = 0; // weight rows one workgroup reads (grid x covers N)
   int64_t hidden_rows_per_block = 0; // hidden rows one workgroup reads (grid y covers M)
+  int64_t product_rows_per_block = 0; // rows its products span (the instruction's tiles); 0: hidden_rows_per_block
   int64_t splits = 1;                // K split across workgroups (grid z)
   int64_t stages_ahead = 0;          // async-copy forms: stages in flight while one is used
   int64_t stage_bytes = 0;
@@ -26,7 +27,8 @@ struct PlanFacts {
 
 inline nlohmann::json plan_facts_json(const PlanFacts &f) {
   return {{"form", f.form},           {"weight_rows_per_block", f.weight_rows_per_block},
-          {"hidden_rows_per_block", f.hidden_rows_per_block}, {"splits", f.splits},
+          {"hidden_rows_per_block", f.hidden_rows_per_block},
+          {"product_rows_per_block", f.product_rows_per_block}, {"splits", f.splits},
           {"stages_ahead", f.stages_ahead}, {"stage_bytes", f.stage_bytes},
           {"reduction_rounds", f.reduction_rounds},
           {"matrix", f.matrix},       {"warpgroup_matrix", f.warpgroup_matrix},

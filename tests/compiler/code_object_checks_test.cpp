@@ -337,8 +337,9 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, MmaGfx950Code,
                          dtype_m_name);
 
 // v70: gfx950 M = 17-48 (16-bit weights) skips the K split where blocks of
-// 16 columns and 16 hidden rows already fill the CUs, and keeps it where they
-// would not (N = 1536 M <= 32: 192 blocks for 256 CUs; the gate's rule).
+// 16 columns and 16 hidden rows already fill the CUs; v83: where they would
+// not (N = 1536 M <= 32: 192 blocks for 256 CUs; the gate's rule), a fixed
+// M's grid rows take fewer rows (ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle).
 // The seed contract on gfx950 at another M and N.
 Contract gfx950_seed_shape(int64_t m, int64_t n) {
   Contract c = seed(Target::kGfx950);
@@ -352,7 +353,7 @@ TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
     int64_t m, n;
     bool unsplit;
   };
-  for (const Case &k : {Case{17, 1536, false}, Case{32, 1536, false}, Case{33, 1536, true}, Case{48, 1536, true},
+  for (const Case &k : {Case{17, 1536, true}, Case{32, 1536, true}, Case{33, 1536, true}, Case{48, 1536, true},
                         Case{64, 1536, false}, Case{17, 3072, true}, Case{48, 3072, true}, Case{64, 3072, false}}) {
     SCOPED_TRACE("m=" + std::to_string(k.m) + " n=" + std::to_string(k.n));
     const Contract c = gfx950_seed_shape(k.m, k.n);
@@ -372,6 +373,45 @@ TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
     }
     EXPECT_TRUE(r["gates"]["workgroups_fill_cus"].value("passed", false)) << r["gates"].dump();
   }
+}
+
+// v83: at N = 1536 M = 17-32, 16-row blocks are 96 x 2 = 192 workgroups for
+// 256 CUs. A fixed M then takes 3 grid rows of ceil(M / 3) rows each (the
+// tiles' other rows clamped copies, never stored) and no K split: 288
+// workgroups, every gate passing, and the launch's grid y follows the
+// stride (geometry.m_per_block). A dynamic M keeps the split (its grid rows
+// follow the launch's M), and so does N = 1024 (4 grid rows: more weight
+// re-reads than kAmdMostThinRowBlocks allows).
+TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
+  for (const int64_t m : {17, 24, 32}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    auto compiled = compiler::compile(gfx950_seed_shape(m, 1536));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const nlohmann::json &r = compiled->report;
+    ASSERT_EQ(r.value("template", ""), "mma");
+    const nlohmann::json &t = r["tuning"];
+    EXPECT_EQ(t.value("SPLITS", 0), 1) << t.dump();
+    EXPECT_EQ(t.value("M_STRIDE", 0), (m + 2) / 3) << t.dump();
+    EXPECT_EQ(compiled->binary.geometry.m_per_block, uint32_t((m + 2) / 3));
+    EXPECT_EQ(r["grid"], nlohmann::json::parse("[96, 3, 1]"));
+    EXPECT_EQ(r["model"].value("workgroups", 0), 288);
+    // Hidden bytes through L2: M rows for each of the 96 grid columns.
+    EXPECT_EQ(r["model"].value("l2_bytes", int64_t(0)),
+              3 * 1536 * 7168 * 2 + 96 * m * 7168 * 2 + m * 1536 * 4);
+    for (const auto &[name, gate] : r["gates"].items())
+      EXPECT_TRUE(gate.value("passed", false)) << name << ": " << gate.dump();
+  }
+  Contract dynamic = gfx950_seed_shape(1, 1536);
+  dynamic.m_dynamic = true;
+  dynamic.m = 0;
+  dynamic.m_max = 32;
+  auto d = compiler::compile(dynamic);
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  EXPECT_GT(d->report["tuning"].value("SPLITS", 0), 1) << d->report["tuning"].dump();
+  auto n1024 = compiler::compile(gfx950_seed_shape(32, 1024));
+  ASSERT_TRUE(n1024.ok()) << n1024.status().to_string();
+  EXPECT_GT(n1024->report["tuning"].value("SPLITS", 0), 1) << n1024->report["tuning"].dump();
+  EXPECT_EQ(n1024->report["tuning"].value("M_STRIDE", 0), 32);
 }
 
 // gfx950's tiled shapes (kernel_plan.cpp, amd_tile_shape), each where the
@@ -521,7 +561,7 @@ TEST(Gfx950Plan, SplitPartialsLoadInOneRound) {
 }
 
 // v81: gfx950's register-streamed mma with a K split (N = 1536 M = 17-32
-// and 96: 7 splits at 8 waves a SIMD, 64 registers a lane) finishes 4-column
+// until v83, and 96: 7 splits at 8 waves a SIMD, 64 registers a lane) finishes 4-column
 // pieces, so the last block's partial loads of every split (7 x 4
 // registers) and its attn loads go out before the first wait: one round
 // trip in the tail, where 8-column pieces (56 registers) left some for a
@@ -538,9 +578,13 @@ TEST(Gfx950Plan, SplitPiecesLeaveTheTailOneRoundTrip) {
     const char *tuning;
     int64_t vw, tail;  // tail < 0: not checked
   };
-  for (const Case &k : {Case{Target::kGfx950, 17, "", 4, 1}, Case{Target::kGfx950, 32, "", 4, 1},
+  // M = 17-32 take thin grid rows without a split since v83; the split
+  // they had (the same code object) is asked for.
+  const char *split = "rt=2,mtiles=2,splits=7,mstride=32";
+  for (const Case &k : {Case{Target::kGfx950, 17, split, 4, 1}, Case{Target::kGfx950, 32, split, 4, 1},
                         Case{Target::kGfx950, 96, "", 4, 1}, Case{Target::kGfx950, 48, "", 8, -1},
-                        Case{Target::kGfx950, 32, "vw=8", 8, 2}, Case{Target::kGfx950, 32, "vw=2", 4, 1},
+                        Case{Target::kGfx950, 32, "rt=2,mtiles=2,splits=7,mstride=32,vw=8", 8, 2},
+                        Case{Target::kGfx950, 32, "rt=2,mtiles=2,splits=7,mstride=32,vw=2", 4, 1},
                         Case{Target::kSm90, 32, "tiled=0,splits=7", 4, -1}}) {
     SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m) + " " + k.tuning);
     Contract c = gfx950_seed_shape(k.m, 1536);

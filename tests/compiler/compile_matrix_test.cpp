@@ -175,8 +175,13 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const bool gfx950_wide = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 32 && amd_row_tiles > 256;
   // ... and 16, with no K split, at a fixed M = 17-48 where 16-column tiles x
   // 16-row blocks fill the CUs (v70).
-  const bool gfx950_unsplit = gfx950_mid && p.m != 0 && m_launch <= 48 &&
-                              (p.shape.n + 15) / 16 * ((m_launch + 15) / 16) >= 256;
+  // v83: or, at a fixed M = 17-32 where those leave CUs idle, at most 3
+  // grid rows of ceil(M / grid rows) rows that fill them.
+  const int64_t col_tiles16 = (p.shape.n + 15) / 16, thin_grid_rows = (256 + col_tiles16 - 1) / col_tiles16;
+  const bool gfx950_thin = gfx950_mid && p.m != 0 && m_launch <= 32 && thin_grid_rows <= 3 &&
+                           col_tiles16 * ((m_launch + 15) / 16) < 256;
+  const bool gfx950_unsplit =
+      gfx950_mid && p.m != 0 && m_launch <= 48 && (col_tiles16 * ((m_launch + 15) / 16) >= 256 || gfx950_thin);
   const int64_t mma_rows = gfx950_tiled && tiled                          ? (amd_tall ? 128 : 64)
                            : tiled                                        ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
                            : p.target == Target::kSm90 && m_launch > 32 ? 32
@@ -184,8 +189,9 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
                            : gfx950_mid                                   ? 32
                            : gfx950_wide                                  ? 16
                                                                           : 128;
+  const int64_t mma_stride = gfx950_thin && !tiled ? (m_launch + thin_grid_rows - 1) / thin_grid_rows : mma_rows;
   const uint32_t expected_rows = expected_template == "generic" ? uint32_t(m_launch)
-                                 : expected_template == "mma" ? uint32_t((m_launch + mma_rows - 1) / mma_rows)
+                                 : expected_template == "mma" ? uint32_t((m_launch + mma_stride - 1) / mma_stride)
                                                               : 1u;
   EXPECT_EQ(r["tiles"][1].get<uint32_t>(), expected_rows);
   // Grid z splits K in the tiled form, into splits of at least 4 stages;
@@ -198,7 +204,7 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   if (tiled) {
     EXPECT_GE(kb.geometry.k_blocks, 1u);
     EXPECT_LE(int64_t(kb.geometry.k_blocks), std::max<int64_t>(1, p.shape.k / 64 / 4));
-  } else if (gfx950_unsplit) {
+  } else if (gfx950_unsplit && expected_template == "mma") {
     EXPECT_EQ(kb.geometry.k_blocks, 1u);
     EXPECT_GE(grid_xy, target_info(p.target).compute_units) << "the unsplit blocks leave CUs idle";
   } else if (expected_template == "mma" && target_is_amdgpu(p.target) && m_launch > 16 &&

@@ -82,6 +82,25 @@ TEST(PerfModel, HiddenReReadsCountInL2Bytes) {
             384 * 15 * 7168 * 2 + 2 * 15 * 1536 * 2);
 }
 
+// v83: a grid row past M loads clamped copies of row M - 1 (the same lines),
+// so the hidden bytes are M rows a grid column, not the grid rows' whole
+// blocks: at M = 33 in blocks of 16 (grid y 3), 33 rows, not 48.
+TEST(PerfModel, HiddenBytesCountOnlyRowsInsideM) {
+  ModelInput in = seed_like();
+  in.plan.form = "mma";
+  in.plan.weight_rows_per_block = 16;
+  in.plan.hidden_rows_per_block = 16;
+  in.grid_blocks[0] = 96;
+  in.grid_blocks[1] = 3;
+  in.contract.m = in.contract.m_max = 33;
+  const Prediction p = predict(in);
+  const int64_t weight = 3 * 1536 * 7168 * 2, epilogue = 33 * 1536 * 4;
+  EXPECT_EQ(p.l2_bytes, weight + 96 * 33 * 7168 * 2 + epilogue);
+  // Blocks of 11 rows (the same grid) read the same bytes.
+  in.plan.hidden_rows_per_block = 11;
+  EXPECT_EQ(predict(in).l2_bytes, p.l2_bytes);
+}
+
 // sm_90, M = 2048, N = 1536, K = 7168: the benchmark's prefill row.
 ModelInput sm90_prefill() {
   ModelInput in;
