@@ -403,7 +403,6 @@ void apply_tuning_override(const TuningKeys &o, MmaTuning &t, int64_t &budget) {
 // than one round of the workgroups the GPU holds. At least one step per wave.
 constexpr int64_t kAmdMidMinSplits = 4;  // gfx950 M = 17-256: at most 2 of 112 steps a wave at K = 7168
 constexpr int64_t kAmdEightWaveMinSplits = 5;  // the 8-wave form above M = 64: at most 3 steps a wave (v53)
-constexpr int64_t kAmdMostThinRowBlocks = 3;   // v83: grid rows of fewer than 16 hidden rows, at most this many
 // Workgroups of `waves_per_group` waves the GPU holds at once, by waves
 // alone (the plans these serve keep 64 VGPRs: the full wave count fits).
 int64_t workgroups_held(const TargetInfo &ti, int64_t waves_per_group) {
@@ -472,7 +471,16 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // not fit, and M = 17-32 got slower.
   const int64_t amd_row_tiles = (c.n + 2 * t.frag.tile_w - 1) / (2 * t.frag.tile_w);
   const int64_t cus = target_info(c.target).compute_units;
-  const bool amd_mid = target_is_amdgpu(c.target) && c.m_max > 16 && c.m_max <= 256 && amd_row_tiles <= cus;
+  // v83-v84: a fixed M of 15-32 (16-bit weights) whose 16-row blocks leave
+  // CUs idle cuts its grid rows thinner (the rule below, thin_grid_rows);
+  // at M = 15-16 the loader takes the mma for it (template_choice.cpp), in
+  // the structure of M = 17-256 that follows.
+  const int64_t amd_thin_grid_rows =
+      c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 ? 0 : thin_grid_rows(c.target, c.n);
+  const bool amd_thin_rows = amd_thin_grid_rows > (c.m_max + 15) / 16 && c.m_max >= kThinDecodeFromM &&
+                             c.m_max <= 32;
+  const bool amd_mid = target_is_amdgpu(c.target) && ((c.m_max > 16 && c.m_max <= 256) || amd_thin_rows) &&
+                       amd_row_tiles <= cus;
   // Above M = 64, 8 waves a row tile where that runs in one round (v53):
   // four 512-thread workgroups a CU hold twice the workgroups of two
   // 1024-thread ones, so 5 splits (at most 3 K steps a wave, 64 VGPRs)
@@ -506,15 +514,12 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // once more, with no meeting in series. At most 3 grid rows (weight
   // re-reads); a dynamic M keeps 16-row blocks (its grid rows follow the
   // launch's M).
-  const int64_t amd_row_blocks = (cus + amd_col_tiles - 1) / amd_col_tiles;
-  const bool amd_thin_rows = amd_mid && !c.m_dynamic && c.m_max <= 32 && amd_row_blocks <= kAmdMostThinRowBlocks &&
-                             amd_row_blocks > (c.m_max + 15) / 16;
   const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 &&
                            (amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus || amd_thin_rows);
   if (amd_unsplit) {
     t.rt = 1;
     t.max_mt = 1;
-    if (amd_thin_rows) t.m_stride = (c.m_max + amd_row_blocks - 1) / amd_row_blocks;
+    if (amd_thin_rows) t.m_stride = (c.m_max + amd_thin_grid_rows - 1) / amd_thin_grid_rows;
   }
   // gfx950 M = 17-128 where the row tiles outnumber the CUs (N > 8192; v58,
   // the model's choice): the 4-wave blocks of 32-128 hidden rows kept too few
@@ -848,11 +853,28 @@ struct TiledTuning {
 //    us predicted, and the in-flight gate passes where the register-streamed
 //    form failed it. N = 12288 (384 tiles, no split) keeps the
 //    register-streamed form (M = 97 32.2 us against 34.1).
+//  - M = 49-96 (v85), the same 64 x 64 tiles where the register-streamed
+//    form's K split needs more than one round of the workgroups the GPU
+//    holds (each round past the first waits for its own meeting, v52):
+//    N = 3072 M = 49 / 65 / 96 14.51 / 18.59 / 20.21 -> 13.24 / 13.31 /
+//    13.45 us predicted, N = 4096-8192 likewise. N = 1536 (one round: 480
+//    or 1008 workgroups) keeps the register-streamed form, which predicts
+//    faster there (M = 64 7.82 against 12.42).
 struct AmdTileShape {
   int64_t bn = 0, bm = 0, stages = 0;
 };
 constexpr int64_t kAmdTiledFromM = 128;
 constexpr int64_t kAmdSplitTiledFromM = 97;
+constexpr int64_t kAmdRoundsTiledFromM = 49;  // v85: below, v70's and v83's unsplit rows
+// The register-streamed plan's K split needs more than one round of the
+// workgroups the GPU holds.
+bool streamed_split_exceeds_a_round(const Contract &c) {
+  const MmaTuning t = mma_tuning(c, {});
+  if (t.splits <= 1) return false;
+  const int64_t columns = t.groups * t.rt * t.frag.tile_w;
+  const int64_t workgroups = (c.n + columns - 1) / columns * ((c.m_max + t.m_stride - 1) / t.m_stride) * t.splits;
+  return workgroups > workgroups_held(target_info(c.target), t.groups * t.ksplit);
+}
 Contract as_gfx950(Contract c) {
   c.target = Target::kGfx950;
   return c;
@@ -865,6 +887,8 @@ std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
   const int64_t round = kAmdTiledWorkgroupsPerCu * cus;
   if (c.m_max < kAmdTiledFromM) {
     if (c.m_max >= kAmdSplitTiledFromM && 2 * tiles(64, 64) <= round) return AmdTileShape{64, 64, 4};
+    if (c.m_max >= kAmdRoundsTiledFromM && 2 * tiles(64, 64) <= round && streamed_split_exceeds_a_round(c))
+      return AmdTileShape{64, 64, 4};
     return std::nullopt;
   }
   if (4 * tiles(64, 128) >= 3 * round && tiles(64, 128) <= round) return AmdTileShape{64, 128, 3};

@@ -196,7 +196,7 @@ TEST_P(ReportMatchesReadelf, RegisterAndSegmentNumbers) {
 INSTANTIATE_TEST_SUITE_P(
     Amdgpu, ReportMatchesReadelf,
     testing::Values(CrossCheckCase{"gfx950_gemv_m1", Target::kGfx950, 1, TemplateKind::kAuto},
-                    CrossCheckCase{"gfx950_gemv_m16", Target::kGfx950, 16, TemplateKind::kAuto},
+                    CrossCheckCase{"gfx950_gemv_m16", Target::kGfx950, 16, TemplateKind::kGemv},
                     CrossCheckCase{"gfx942_gemv_m1", Target::kGfx942, 1, TemplateKind::kAuto},
                     CrossCheckCase{"gfx950_generic", Target::kGfx950, 1, TemplateKind::kGeneric},
                     CrossCheckCase{"gfx942_generic", Target::kGfx942, 4, TemplateKind::kGeneric}),
@@ -210,6 +210,7 @@ TEST_P(SeedGemvCode, VectorLoadsAndDppReduction) {
   Contract c = seed();
   c.target = GetParam().first;
   c.m = GetParam().second;
+  c.template_kind = TemplateKind::kGemv;  // gfx950 M = 16 takes the mma's thin grid rows since v84
   auto compiled = compiler::compile(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const nlohmann::json &r = compiled->report;
@@ -375,15 +376,16 @@ TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
   }
 }
 
-// v83: at N = 1536 M = 17-32, 16-row blocks are 96 x 2 = 192 workgroups for
+// v83: at N = 1536 M = 17-32 (v84: 15-32), 16-row blocks are 96 x 2 = 192 workgroups for
 // 256 CUs. A fixed M then takes 3 grid rows of ceil(M / 3) rows each (the
 // tiles' other rows clamped copies, never stored) and no K split: 288
 // workgroups, every gate passing, and the launch's grid y follows the
 // stride (geometry.m_per_block). A dynamic M keeps the split (its grid rows
 // follow the launch's M), and so does N = 1024 (4 grid rows: more weight
-// re-reads than kAmdMostThinRowBlocks allows).
+// re-reads than kMostThinGridRows allows).
 TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
-  for (const int64_t m : {17, 24, 32}) {
+  // v84: M = 15-16 too, which the loader gives the mma for them.
+  for (const int64_t m : {15, 16, 17, 24, 32}) {
     SCOPED_TRACE("m=" + std::to_string(m));
     auto compiled = compiler::compile(gfx950_seed_shape(m, 1536));
     ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -420,13 +422,18 @@ TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
 // two a CU 64 x 128 tiles where they fill it at least three quarters (v77)
 // and 64 x 64 tiles (v76; no slower at N = 1536 M = 128, +0.7%), and from
 // M = 97 where those tiles fill at most half the round (v82: not at
-// N = 12288). Each stages its epilogue, and every gate passes but the one
+// N = 12288), and from M = 49 where the register-streamed form's split
+// also needs more than one round (v85). Each stages its epilogue, and every gate passes but the one
 // listed for N = 1536 M = 256. Outside them, the register-streamed form.
 TEST(Gfx950Plan, TiledShapeWhereItsGridFillsWholeRounds) {
   struct Case {
     int64_t m, n, bn, bm, stages;  // bn = 0: the register-streamed form
   };
-  for (const Case &k : {Case{96, 1536, 0, 0, 0}, Case{100, 1536, 64, 64, 4}, Case{112, 3072, 64, 64, 4},
+  // v85: M = 49-96 where the register-streamed form's K split needs more
+  // than a round (N = 3072, 4096), not where it fits one (N = 1536, 2048).
+  for (const Case &k : {Case{64, 1536, 0, 0, 0}, Case{64, 2048, 0, 0, 0}, Case{49, 3072, 64, 64, 4},
+                        Case{80, 3072, 64, 64, 4}, Case{96, 4096, 64, 64, 4}, Case{64, 12288, 0, 0, 0},
+                        Case{96, 1536, 0, 0, 0}, Case{100, 1536, 64, 64, 4}, Case{112, 3072, 64, 64, 4},
                         Case{112, 12288, 0, 0, 0}, Case{128, 1536, 64, 64, 4}, Case{256, 3072, 64, 64, 4},
                         Case{512, 1536, 64, 64, 4}, Case{1024, 1536, 64, 64, 4}, Case{128, 12288, 64, 64, 4},
                         Case{2048, 1536, 64, 128, 3}, Case{1024, 3072, 64, 128, 3}, Case{256, 12288, 64, 128, 3},

@@ -141,8 +141,29 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
   }
   EXPECT_EQ(kind(Target::kSm90, 2), TemplateKind::kMma);
   EXPECT_EQ(kind(Target::kSm90, 2048), TemplateKind::kMma);
-  EXPECT_EQ(kind(Target::kGfx950, 16), TemplateKind::kGemv);
+  // gfx950 (v84): the gemv to M = 14; at a fixed M = 15-16 the mma's thin
+  // grid rows where 2-3 of them fill the CUs (N = 1536: 3), the gemv
+  // elsewhere (N = 1024: 4 would be needed) and for a dynamic M.
+  EXPECT_EQ(kind(Target::kGfx950, 14), TemplateKind::kGemv);
+  EXPECT_EQ(kind(Target::kGfx950, 15), TemplateKind::kMma);
+  EXPECT_EQ(kind(Target::kGfx950, 16), TemplateKind::kMma);
   EXPECT_EQ(kind(Target::kGfx950, 17), TemplateKind::kMma);
+  {
+    Contract dynamic = seed();
+    dynamic.m_dynamic = true;
+    dynamic.m = 0;
+    dynamic.m_max = 16;
+    EXPECT_EQ(choose_template(*normalize(dynamic))->kind, TemplateKind::kGemv);
+    Contract narrow = seed();
+    narrow.m = 16;
+    narrow.n = 1024;
+    EXPECT_EQ(choose_template(*normalize(narrow))->kind, TemplateKind::kGemv);
+  }
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 1536), 3);
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 2048), 2);
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 1024), 0);  // 4 grid rows: more re-reads than allowed
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 4096), 0);  // one grid row fills the CUs
+  EXPECT_EQ(thin_grid_rows(Target::kSm90, 1536), 0);
   EXPECT_EQ(kind(Target::kGfx942, 16), TemplateKind::kGemv);
   EXPECT_EQ(kind(Target::kGfx942, 17), TemplateKind::kGeneric);
 
@@ -436,8 +457,10 @@ TEST(ContractFp8, WeightScaleCountPerKind) {
 // An fp8 weight takes the template a 16-bit weight of the same shape takes
 // (v57): the gemv where bf16 takes it, the mma elsewhere (every target
 // above M = 16), which decodes the weight into 16-bit fragments; the
-// generic kernel only where the layout refuses both. One exception, from
-// the H200's measurement: sm_90 at N <= 2048 keeps the gemv up to M = 2.
+// generic kernel only where the layout refuses both. Two exceptions: sm_90
+// at N <= 2048 keeps the gemv up to M = 2 (the H200's measurement), and
+// gfx950 keeps it at M = 15-16, where a 16-bit weight takes the mma's thin
+// grid rows (v84: v70's unsplit rules exclude fp8 weights).
 TEST(TemplateChoiceFp8, SameTemplateAsASixteenBitWeight) {
   for (Target t : {Target::kGfx950, Target::kSm90})
     for (WeightScale s : {WeightScale::kPerChannel, WeightScale::kBlock128})
@@ -449,7 +472,8 @@ TEST(TemplateChoiceFp8, SameTemplateAsASixteenBitWeight) {
         bf16.m = m;
         auto choice = choose_template(*normalize(c));
         ASSERT_TRUE(choice.ok()) << choice.status().message();
-        const bool sm90_gemv = t == Target::kSm90 && m <= 2;
+        // gfx950 M = 15-16: the thin grid rows are 16-bit weights' (v84).
+        const bool sm90_gemv = (t == Target::kSm90 && m <= 2) || (t == Target::kGfx950 && m == 16);
         const TemplateKind want = sm90_gemv ? TemplateKind::kGemv : choose_template(*normalize(bf16))->kind;
         ASSERT_NE(want, TemplateKind::kGeneric);
         EXPECT_EQ(choice->kind, want) << choice->reason;

@@ -17,8 +17,18 @@ inline constexpr int64_t kGemvMaxM = 16;
 bool mma_available(Target target);
 
 // Whether `auto` picks mma over gemv for this target, M bound, N and weight
-// type (the crossover, from measurements: docs/perf-notes.md).
-bool mma_preferred(Target target, int64_t m_max, int64_t n, DType weight = DType::kBF16);
+// type, and whether M is dynamic (the crossover, from measurements and, on
+// gfx9, the model: docs/perf-notes.md).
+bool mma_preferred(Target target, int64_t m_max, int64_t n, DType weight = DType::kBF16, bool m_dynamic = false);
+
+// gfx9's thin grid rows (perf-notes v83-v84): the mma's grid rows, one
+// matrix tile of columns a workgroup, that fill every CU, where at most
+// kMostThinGridRows do and more than one is needed (0 otherwise, and on
+// sm_90). The planner cuts a fixed M into that many grid rows; the loader
+// takes the mma for them from kThinDecodeFromM.
+inline constexpr int64_t kMostThinGridRows = 3;
+inline constexpr int64_t kThinDecodeFromM = 15;
+int64_t thin_grid_rows(Target target, int64_t n);
 
 struct TemplateChoice {
   TemplateKind kind = TemplateKind::kGeneric;
