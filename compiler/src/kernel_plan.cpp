@@ -435,6 +435,15 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
   return std::max(std::min(splits, held / tiles), std::min(min_splits, splits));
 }
 
+// v83-v84: the grid rows a fixed M of 15-32 (16-bit weights) is cut into
+// where its 16-row blocks of one 16-column tile leave CUs idle
+// (thin_grid_rows: 2-3 of them fill the CUs), or 0.
+int64_t amd_thin_grid_rows(const Contract &c) {
+  if (c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 || c.m_max < kThinDecodeFromM || c.m_max > 32) return 0;
+  const int64_t rows = thin_grid_rows(c.target, c.n);
+  return rows > (c.m_max + 15) / 16 ? rows : 0;
+}
+
 MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // The table, from the sm_90 sweeps (v9-v10 in docs/perf-notes.md, N = 1536):
   //  - VECS 2: each lane loads 32 contiguous bytes per row, so the lanes that
@@ -475,10 +484,8 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // CUs idle cuts its grid rows thinner (the rule below, thin_grid_rows);
   // at M = 15-16 the loader takes the mma for it (template_choice.cpp), in
   // the structure of M = 17-256 that follows.
-  const int64_t amd_thin_grid_rows =
-      c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 ? 0 : thin_grid_rows(c.target, c.n);
-  const bool amd_thin_rows = amd_thin_grid_rows > (c.m_max + 15) / 16 && c.m_max >= kThinDecodeFromM &&
-                             c.m_max <= 32;
+  const int64_t amd_thin = amd_thin_grid_rows(c);
+  const bool amd_thin_rows = amd_thin > 0;
   const bool amd_mid = target_is_amdgpu(c.target) && ((c.m_max > 16 && c.m_max <= 256) || amd_thin_rows) &&
                        amd_row_tiles <= cus;
   // Above M = 64, 8 waves a row tile where that runs in one round (v53):
@@ -519,7 +526,7 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   if (amd_unsplit) {
     t.rt = 1;
     t.max_mt = 1;
-    if (amd_thin_rows) t.m_stride = (c.m_max + amd_thin_grid_rows - 1) / amd_thin_grid_rows;
+    if (amd_thin_rows) t.m_stride = (c.m_max + amd_thin - 1) / amd_thin;
   }
   // gfx950 M = 17-128 where the row tiles outnumber the CUs (N > 8192; v58,
   // the model's choice): the 4-wave blocks of 32-128 hidden rows kept too few
@@ -580,6 +587,12 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
     while (t.vecs > 1 && 128 % (kMmaInstrK * t.vecs) != 0) t.vecs /= 2;
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
+  // gfx950_plan=1 on sm_90: gfx950's thin grid rows, in sm_90's tiles (the
+  // GPU suite runs the gfx950-plan bundle on the H200).
+  Contract as_amd = c;
+  as_amd.target = Target::kGfx950;
+  if (c.target == Target::kSm90 && overrides.count("gfx950_plan") && amd_thin_grid_rows(as_amd) > 0)
+    t.m_stride = (c.m_max + amd_thin_grid_rows(as_amd) - 1) / amd_thin_grid_rows(as_amd);
   // mrows=R (sweeps): R grid rows of ceil(M_MAX / R) rows, as v83's rule.
   if (auto it = overrides.find("mrows"); it != overrides.end()) t.m_stride = (c.m_max + it->second - 1) / it->second;
   t.m_stride = t.m_stride > 0 ? std::min(t.m_stride, 16 * mt) : 16 * mt;

@@ -669,10 +669,13 @@ TEST(StagedEpilogue, PartsFitTheStageSlots) {
 
 // gfx950_plan=1 lowers gfx950's own plan for sm_90 (the GPU suite runs its
 // mma cases on such a bundle, scripts/device_run.sh): the same form, and in
-// the tiled form the same shape, stages, K split and epilogue, in fragments.
+// the tiled form the same shape, stages, K split and epilogue, in fragments;
+// in the register-streamed form gfx950's thin grid rows (v83-v84) over
+// sm_90's own tiles (N = 1536 M = 16-32: 3 grid rows).
 TEST(Gfx950Plan, Sm90MirrorTakesGfx950sPlan) {
-  for (const auto &[m, n] : std::vector<std::pair<int64_t, int64_t>>{
-           {64, 1536}, {128, 1536}, {512, 1536}, {2048, 1536}, {512, 12288}, {256, 1003}, {1024, 12288}}) {
+  for (const auto &[m, n] : std::vector<std::pair<int64_t, int64_t>>{{16, 1536}, {32, 1536}, {64, 3072}, {64, 1536},
+                                                                     {128, 1536}, {512, 1536}, {2048, 1536},
+                                                                     {512, 12288}, {256, 1003}, {1024, 12288}}) {
     SCOPED_TRACE("m=" + std::to_string(m) + " n=" + std::to_string(n));
     auto amd = compiler::compile(gfx950_seed_shape(m, n));
     ASSERT_TRUE(amd.ok()) << amd.status().to_string();
@@ -683,7 +686,11 @@ TEST(Gfx950Plan, Sm90MirrorTakesGfx950sPlan) {
     ASSERT_TRUE(sm90.ok()) << sm90.status().to_string();
     const nlohmann::json &a = amd->report, &b = sm90->report;
     ASSERT_EQ(b.value("template_file", ""), a.value("template_file", ""));
-    if (a.value("template_file", "") != "mma_tiled") continue;
+    if (a.value("template_file", "") != "mma_tiled") {
+      EXPECT_EQ(b["grid"][1], a["grid"][1]);
+      EXPECT_EQ(b["tuning"].value("M_STRIDE", -1), a["tuning"].value("M_STRIDE", -2));
+      continue;
+    }
     for (const char *key : {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "EPI_STAGED", "PERSISTENT_WORKGROUPS",
                             "TILE_GROUP_M"})
       EXPECT_EQ(b["tuning"].value(key, -1), a["tuning"].value(key, -2)) << key;
