@@ -381,8 +381,8 @@ TEST(Gfx950Plan, UnsplitWhereSixteenRowBlocksFillTheCus) {
 // tiles' other rows clamped copies, never stored) and no K split: 288
 // workgroups, every gate passing, and the launch's grid y follows the
 // stride (geometry.m_per_block). A dynamic M keeps the split (its grid rows
-// follow the launch's M), and so does N = 1024 (4 grid rows: more weight
-// re-reads than kMostThinGridRows allows).
+// follow the launch's M), and so does N = 768 (6 grid rows: more weight
+// re-reads than kMostThinGridRows allows). N = 1024 takes 4 (v86).
 TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
   // v84: M = 15-16 too, which the loader gives the mma for them.
   for (const int64_t m : {15, 16, 17, 24, 32}) {
@@ -410,10 +410,16 @@ TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
   auto d = compiler::compile(dynamic);
   ASSERT_TRUE(d.ok()) << d.status().to_string();
   EXPECT_GT(d->report["tuning"].value("SPLITS", 0), 1) << d->report["tuning"].dump();
+  auto n768 = compiler::compile(gfx950_seed_shape(32, 768));
+  ASSERT_TRUE(n768.ok()) << n768.status().to_string();
+  EXPECT_GT(n768->report["tuning"].value("SPLITS", 0), 1) << n768->report["tuning"].dump();
+  EXPECT_EQ(n768->report["tuning"].value("M_STRIDE", 0), 32);
   auto n1024 = compiler::compile(gfx950_seed_shape(32, 1024));
   ASSERT_TRUE(n1024.ok()) << n1024.status().to_string();
-  EXPECT_GT(n1024->report["tuning"].value("SPLITS", 0), 1) << n1024->report["tuning"].dump();
-  EXPECT_EQ(n1024->report["tuning"].value("M_STRIDE", 0), 32);
+  EXPECT_EQ(n1024->report["grid"], nlohmann::json::parse("[64, 4, 1]"));
+  EXPECT_EQ(n1024->report["tuning"].value("M_STRIDE", 0), 8);
+  for (const auto &[name, gate] : n1024->report["gates"].items())
+    EXPECT_TRUE(gate.value("passed", false)) << name << ": " << gate.dump();
 }
 
 // gfx950's tiled shapes (kernel_plan.cpp, amd_tile_shape), each where the

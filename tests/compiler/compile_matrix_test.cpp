@@ -179,11 +179,11 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   const bool gfx950_wide = p.target == Target::kGfx950 && m_launch > 16 && m_launch <= 32 && amd_row_tiles > 256;
   // ... and 16, with no K split, at a fixed M = 17-48 where 16-column tiles x
   // 16-row blocks fill the CUs (v70).
-  // v83: or, at a fixed M = 17-32 where those leave CUs idle, at most 3
+  // v83: or, at a fixed M = 15-32 where those leave CUs idle, at most 4 (v86)
   // grid rows of ceil(M / grid rows) rows that fill them.
   const int64_t col_tiles16 = (p.shape.n + 15) / 16, thin_grid_rows = (256 + col_tiles16 - 1) / col_tiles16;
   const bool gfx950_thin = p.target == Target::kGfx950 && p.m != 0 && m_launch >= 15 && m_launch <= 32 &&
-                           thin_grid_rows <= 3 && col_tiles16 * ((m_launch + 15) / 16) < 256;
+                           thin_grid_rows <= 4 && col_tiles16 * ((m_launch + 15) / 16) < 256;
   const bool gfx950_unsplit =
       gfx950_mid && p.m != 0 && m_launch <= 48 && (col_tiles16 * ((m_launch + 15) / 16) >= 256 || gfx950_thin);
   const int64_t mma_rows = gfx950_tiled && tiled                          ? (amd_tall ? 128 : 64)

@@ -26,7 +26,10 @@ bool mma_preferred(Target target, int64_t m_max, int64_t n, DType weight = DType
 // kMostThinGridRows do and more than one is needed (0 otherwise, and on
 // sm_90). The planner cuts a fixed M into that many grid rows; the loader
 // takes the mma for them from kThinDecodeFromM.
-inline constexpr int64_t kMostThinGridRows = 3;
+// At most 4 (v86: N = 1024 at 4 grid rows predicts 4.35-4.91 µs at M =
+// 16-32, every gate passing, against the split's 7.0 and the gemv's 4.47;
+// from 6, at N <= 768, the in-flight gate fails).
+inline constexpr int64_t kMostThinGridRows = 4;
 inline constexpr int64_t kThinDecodeFromM = 15;
 int64_t thin_grid_rows(Target target, int64_t n);
 
