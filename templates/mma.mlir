@@ -1,5 +1,5 @@
 // mma: the matrix-core template, any M (decode on sm_90, batched decode and
-// prefill on both targets; grid y tiles M past one block's M_BLOCK rows). The
+// prefill on both targets; grid y tiles M past one block's M_STRIDE rows). The
 // product runs on the matrix instructions, with the operands swapped the way
 // small-M GEMMs want them: hidden is the M-side operand A (tiles of 16 rows,
 // rows past M padded), the weight is B (TILE_W weight rows = output columns per tile), so
@@ -477,8 +477,9 @@ module attributes {gpu.container_module} {
 
     // One K step of one wave: the lane's 16-byte vector of each of its RT
     // weight rows and of its hidden rows (H_LOADS per hidden tile). Weight rows
-    // past N read row N - 1 and hidden rows past M read row M - 1 (in bounds;
-    // only padding outputs see them); hidden rows past M_MAX are not loaded.
+    // past N read row N - 1 and hidden rows past the block's last row (M - 1,
+    // or its stride's end with THIN_ROWS) read that row (in bounds; only
+    // padding outputs see them); rows past H_LIVE_ROWS are not loaded.
     // `in_range` says the step is known to lie inside K for every wave; when
     // false, the step and the lane's K offset are checked and zeros loaded
     // past the end.
@@ -554,7 +555,7 @@ module attributes {gpu.container_module} {
         %acc_t = scf.for %q = %c0 to %hl step %c1 iter_args(%acc_q = %acc) -> (vector<${MT}x${VECS}x${H_LOADS}x8x${T}>) {
           // Row group (t, q) starts at block row 16 t + H_STRIDE q: a
           // constant once unrolled, so groups past H_LIVE_ROWS (the rows a
-          // block can have: min(M_MAX, M_BLOCK)) fold to zeros.
+          // block can have: min(M_MAX, M_STRIDE)) fold to zeros.
           %t_base = arith.muli %t, %c16 : index
           %q_base = arith.muli %q, %h_stride : index
           %g_base = arith.addi %t_base, %q_base : index

@@ -440,7 +440,8 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
 // (thin_grid_rows: 2-3 of them fill the CUs), or 0.
 int64_t amd_thin_grid_rows(const Contract &c) {
   if (c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 || c.m_max < kThinDecodeFromM || c.m_max > 32) return 0;
-  const int64_t rows = thin_grid_rows(c.target, c.n);
+  if (c.m_max <= kGemvMaxM && !thin_decode(c.target, c.n, c.k)) return 0;  // the loader's gemv rows
+  const int64_t rows = thin_grid_rows(c.target, c.n, c.k);
   return rows > (c.m_max + 15) / 16 ? rows : 0;
 }
 
@@ -521,7 +522,8 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // once more, with no meeting in series. At most 3 grid rows (weight
   // re-reads); a dynamic M keeps 16-row blocks (its grid rows follow the
   // launch's M).
-  const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 &&
+  // Both only up to kThinMostK (a wave's whole K range in its registers).
+  const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 && c.k <= kThinMostK &&
                            (amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus || amd_thin_rows);
   if (amd_unsplit) {
     t.rt = 1;
@@ -589,10 +591,11 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   const int64_t mt = t.mt;
   // gfx950_plan=1 on sm_90: gfx950's thin grid rows, in sm_90's tiles (the
   // GPU suite runs the gfx950-plan bundle on the H200).
-  Contract as_amd = c;
-  as_amd.target = Target::kGfx950;
-  if (c.target == Target::kSm90 && overrides.count("gfx950_plan") && amd_thin_grid_rows(as_amd) > 0)
-    t.m_stride = (c.m_max + amd_thin_grid_rows(as_amd) - 1) / amd_thin_grid_rows(as_amd);
+  if (c.target == Target::kSm90 && overrides.count("gfx950_plan")) {
+    Contract amd = c;
+    amd.target = Target::kGfx950;
+    if (const int64_t rows = amd_thin_grid_rows(amd); rows > 0) t.m_stride = (c.m_max + rows - 1) / rows;
+  }
   // mrows=R (sweeps): R grid rows of ceil(M_MAX / R) rows, as v83's rule.
   if (auto it = overrides.find("mrows"); it != overrides.end()) t.m_stride = (c.m_max + it->second - 1) / it->second;
   t.m_stride = t.m_stride > 0 ? std::min(t.m_stride, 16 * mt) : 16 * mt;

@@ -75,8 +75,11 @@ Prediction predict(const ModelInput &in) {
     const int64_t h_rows = std::min(in.grid_blocks[1] * plan.hidden_rows_per_block, m);
     p.l2_bytes = in.grid_blocks[1] * w_rows * c.k * eb_w + in.grid_blocks[0] * h_rows * c.k * eb_h + epilogue_bytes;
   }
-  if (plan.splits > 1)
-    p.l2_bytes += 2 * plan.splits * grid_xy * plan.weight_rows_per_block * plan.hidden_rows_per_block * 4;
+  // (The workspace holds the block's whole tiles: their rows, not only the
+  // hidden rows it owns.)
+  const int64_t product_rows =
+      plan.product_rows_per_block > 0 ? plan.product_rows_per_block : plan.hidden_rows_per_block;
+  if (plan.splits > 1) p.l2_bytes += 2 * plan.splits * grid_xy * plan.weight_rows_per_block * product_rows * 4;
 
   // Occupancy and what the grid places.
   p.occupancy = occupancy(t, in.registers_per_lane, in.shared_bytes, in.block_threads);
@@ -107,7 +110,6 @@ Prediction predict(const ModelInput &in) {
   if (plan.matrix) {
     // The instruction's tiles: rows up to the workgroup's hidden tile, N up
     // to the weight tile.
-    const int64_t product_rows = plan.product_rows_per_block > 0 ? plan.product_rows_per_block : plan.hidden_rows_per_block;
     const double flops = 2.0 * double(in.grid_blocks[1] * std::max(product_rows, int64_t(1))) *
                          double(std::min<int64_t>(in.grid_blocks[0] * plan.weight_rows_per_block, c.n)) * double(c.k);
     const FactRange rate = plan.warpgroup_matrix ? t.warpgroup_matrix_tflops : t.matrix_bf16_tflops;

@@ -52,11 +52,18 @@ std::vector<std::pair<Contract, std::string>> specialised_candidates(const Templ
     // then, for M > 16, the larger ones: a kernel planned for more rows
     // still beats the generic fallback by far (a bundle that ships only a
     // prefill bucket serves every M up to it).
+    // A decode M the mma serves only as a fixed M (gfx950's thin grid rows at
+    // M = 15-16, v84): the 16-buckets in the order a dynamic M would take
+    // them, so the gemv's bucket comes before an mma bucket planned for
+    // any M up to 16 (12.4 µs predicted at N = 1536 against the gemv's 5.7).
+    const bool gemv_bucket_first =
+        c.m_max <= kGemvMaxM && !mma_preferred(c.target, kGemvMaxM, c.n, c.k, c.dtype_weight, /*m_dynamic=*/true);
+    if (gemv_bucket_first) add_bucket(TemplateKind::kGemv, kGemvMaxM);
     for (int64_t b : kMmaBuckets) {
       if (c.m_max > b) continue;
       add_bucket(TemplateKind::kMma, b);
       if (c.m_max <= kGemvMaxM) {  // decode: the 16-buckets only
-        add_bucket(TemplateKind::kGemv, kGemvMaxM);
+        if (!gemv_bucket_first) add_bucket(TemplateKind::kGemv, kGemvMaxM);
         break;
       }
     }

@@ -58,15 +58,21 @@ TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string rea
 
 bool mma_available(Target target) { return target != Target::kGfx942; }
 
-int64_t thin_grid_rows(Target target, int64_t n) {
-  if (!target_is_amdgpu(target)) return 0;
+int64_t thin_grid_rows(Target target, int64_t n, int64_t k) {
+  if (!target_is_amdgpu(target) || k > kThinMostK) return 0;
   const TargetInfo &t = target_info(target);
   const int64_t column_tiles = (n + t.matrix.n - 1) / t.matrix.n;
   const int64_t rows = (t.compute_units + column_tiles - 1) / column_tiles;
   return rows > 1 && rows <= kMostThinGridRows ? rows : 0;
 }
 
-bool mma_preferred(Target target, int64_t m_max, int64_t n, DType weight, bool m_dynamic) {
+bool thin_decode(Target target, int64_t n, int64_t k) {
+  if (thin_grid_rows(target, n, k) == 0 || k < kThinDecodeMinK) return false;
+  const TargetInfo &t = target_info(target);
+  return (n + t.matrix.n - 1) / t.matrix.n <= t.compute_units / 2;
+}
+
+bool mma_preferred(Target target, int64_t m_max, int64_t n, int64_t k, DType weight, bool m_dynamic) {
   // sm_90, an e4m3 weight at N <= 2048 (v57, measured in one run, N = 1536):
   // the gemv up to M = 2 (7.06 µs against the mma's 8.26-10.1), the mma from
   // M = 4 (8.4 against 10.8; M = 16 9.9 against 33). Every other case as a
@@ -93,7 +99,7 @@ bool mma_preferred(Target target, int64_t m_max, int64_t n, DType weight, bool m
   // grid rows (3 of 5-6 rows, 288 workgroups) stream the weight three times
   // and the hidden rows once a column tile: 5.35 (N = 2048: 7.11 -> 6.59).
   // 16-bit weights; a dynamic M keeps the gemv's decode bucket.
-  if (!m_dynamic && m_max >= kThinDecodeFromM && weight != DType::kFP8E4M3 && thin_grid_rows(target, n) > 0 &&
+  if (!m_dynamic && m_max >= kThinDecodeFromM && weight != DType::kFP8E4M3 && thin_decode(target, n, k) &&
       mma_available(target))
     return true;
   return m_max > kGemvMaxM;
@@ -123,7 +129,7 @@ StatusOr<TemplateChoice> choose_template(const Contract &c) {
     if (mma_no) return invalid_argument("template = mma cannot serve this contract: " + *mma_no);
     return specialised(TemplateKind::kMma, c, "specialised mma: requested by the contract");
   }
-  const bool want_mma = mma_preferred(c.target, c.m_max, c.n, c.dtype_weight, c.m_dynamic);
+  const bool want_mma = mma_preferred(c.target, c.m_max, c.n, c.k, c.dtype_weight, c.m_dynamic);
   if (want_mma && !mma_no)
     return specialised(TemplateKind::kMma, c,
                        std::string("specialised mma: M") + (c.m_dynamic ? "_max" : "") + " = " +

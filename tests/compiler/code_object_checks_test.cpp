@@ -410,6 +410,15 @@ TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
   auto d = compiler::compile(dynamic);
   ASSERT_TRUE(d.ok()) << d.status().to_string();
   EXPECT_GT(d->report["tuning"].value("SPLITS", 0), 1) << d->report["tuning"].dump();
+  // v87: nor more K than a 16-wave workgroup's registers hold (K = 8192:
+  // LLVM's unrolled K loop took 68 VGPRs and failed the occupancy gate).
+  Contract long_k = gfx950_seed_shape(24, 1536);
+  long_k.k = long_k.ld_hidden = long_k.ld_weight = 8192;
+  auto lk = compiler::compile(long_k);
+  ASSERT_TRUE(lk.ok()) << lk.status().to_string();
+  EXPECT_GT(lk->report["tuning"].value("SPLITS", 0), 1) << lk->report["tuning"].dump();
+  for (const auto &[name, gate] : lk->report["gates"].items())
+    EXPECT_TRUE(gate.value("passed", false)) << "K = 8192 " << name << ": " << gate.dump();
   auto n768 = compiler::compile(gfx950_seed_shape(32, 768));
   ASSERT_TRUE(n768.ok()) << n768.status().to_string();
   EXPECT_GT(n768->report["tuning"].value("SPLITS", 0), 1) << n768->report["tuning"].dump();
@@ -693,8 +702,10 @@ TEST(Gfx950Plan, Sm90MirrorTakesGfx950sPlan) {
     const nlohmann::json &a = amd->report, &b = sm90->report;
     ASSERT_EQ(b.value("template_file", ""), a.value("template_file", ""));
     if (a.value("template_file", "") != "mma_tiled") {
-      EXPECT_EQ(b["grid"][1], a["grid"][1]);
-      EXPECT_EQ(b["tuning"].value("M_STRIDE", -1), a["tuning"].value("M_STRIDE", -2));
+      // Thin grid rows (a stride under the tiles' rows): the same grid rows.
+      const bool thin = a["tuning"].value("M_STRIDE", 0) < 16 * a["tuning"].value("MT", 0);
+      if (thin) EXPECT_EQ(b["tuning"].value("M_STRIDE", -1), a["tuning"].value("M_STRIDE", -2));
+      if (thin) EXPECT_EQ(b["grid"][1], a["grid"][1]);
       continue;
     }
     for (const char *key : {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "EPI_STAGED", "PERSISTENT_WORKGROUPS",

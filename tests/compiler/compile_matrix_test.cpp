@@ -77,10 +77,13 @@ struct MatrixCase {
     const int64_t m_max = m == 0 ? 16 : m;
     if (target == Target::kSm90 && (m_max >= 2 || (shape.n > 2048 && shape.n <= 3072))) return "mma";
     if (target == Target::kGfx950 && (m_max > 16 || (m_max > 8 && shape.n > 4096))) return "mma";
-    // gfx950 at a fixed M = 15-16 where 2-3 grid rows of 16-column tiles
-    // fill the 256 CUs: the mma's thin grid rows (v84).
-    const int64_t thin_rows = (256 + (shape.n + 15) / 16 - 1) / ((shape.n + 15) / 16);
-    if (target == Target::kGfx950 && m != 0 && m_max >= 15 && thin_rows >= 2 && thin_rows <= 3) return "mma";
+    // gfx950 at a fixed M = 15-16 where 2-4 grid rows of at most 128
+    // 16-column tiles fill the 256 CUs, K 3072-7168: the mma's thin grid
+    // rows (v84, v86, v87).
+    const int64_t col_tiles = (shape.n + 15) / 16, thin_rows = (256 + col_tiles - 1) / col_tiles;
+    if (target == Target::kGfx950 && m != 0 && m_max >= 15 && thin_rows >= 2 && thin_rows <= 4 &&
+        col_tiles <= 128 && shape.k >= 3072 && shape.k <= 7168)
+      return "mma";
     return m_max <= 16 ? "gemv" : "generic";
   }
 };
@@ -183,9 +186,11 @@ std::vector<uint8_t> check_case(const MatrixCase &p) {
   // grid rows of ceil(M / grid rows) rows that fill them.
   const int64_t col_tiles16 = (p.shape.n + 15) / 16, thin_grid_rows = (256 + col_tiles16 - 1) / col_tiles16;
   const bool gfx950_thin = p.target == Target::kGfx950 && p.m != 0 && m_launch >= 15 && m_launch <= 32 &&
-                           thin_grid_rows <= 4 && col_tiles16 * ((m_launch + 15) / 16) < 256;
+                           thin_grid_rows <= 4 && col_tiles16 * ((m_launch + 15) / 16) < 256 &&
+                           p.shape.k <= 7168 && (m_launch > 16 || expected_template == "mma");
   const bool gfx950_unsplit =
-      gfx950_mid && p.m != 0 && m_launch <= 48 && (col_tiles16 * ((m_launch + 15) / 16) >= 256 || gfx950_thin);
+      gfx950_mid && p.m != 0 && m_launch <= 48 && p.shape.k <= 7168 &&
+      (col_tiles16 * ((m_launch + 15) / 16) >= 256 || gfx950_thin);
   const int64_t mma_rows = gfx950_tiled && tiled                          ? (amd_tall ? 128 : 64)
                            : tiled                                        ? (m_launch <= 32 ? 32 : m_launch <= 1024 ? 64 : 128)
                            : p.target == Target::kSm90 && m_launch > 32 ? 32

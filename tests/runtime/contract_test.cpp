@@ -159,12 +159,25 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
     narrow.n = 768;
     EXPECT_EQ(choose_template(*normalize(narrow))->kind, TemplateKind::kGemv);
   }
-  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 1536), 3);
-  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 2048), 2);
-  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 1024), 4);
-  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 768), 0);  // 6 grid rows: more re-reads than allowed
-  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 4096), 0);  // one grid row fills the CUs
-  EXPECT_EQ(thin_grid_rows(Target::kSm90, 1536), 0);
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 1536, 7168), 3);
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 2048, 7168), 2);
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 1024, 7168), 4);
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 768, 7168), 0);   // 6 grid rows: more re-reads than allowed
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 4096, 7168), 0);  // one grid row fills the CUs
+  EXPECT_EQ(thin_grid_rows(Target::kGfx950, 1536, 8192), 0);  // more K than a wave's registers hold
+  EXPECT_EQ(thin_grid_rows(Target::kSm90, 1536, 7168), 0);
+  // v87: the decode rows only where the gemv is L2-bound in the model: not
+  // at K = 2048, nor at N = 3072 (the two tie there).
+  EXPECT_TRUE(thin_decode(Target::kGfx950, 1536, 7168));
+  EXPECT_TRUE(thin_decode(Target::kGfx950, 2048, 3072));
+  EXPECT_FALSE(thin_decode(Target::kGfx950, 1536, 2048));
+  EXPECT_FALSE(thin_decode(Target::kGfx950, 3072, 7168));
+  for (const int64_t k : {2048, 8192}) {
+    Contract other_k = seed();
+    other_k.m = 16;
+    other_k.k = k;
+    EXPECT_EQ(choose_template(*normalize(other_k))->kind, TemplateKind::kGemv) << k;
+  }
   EXPECT_EQ(kind(Target::kGfx942, 16), TemplateKind::kGemv);
   EXPECT_EQ(kind(Target::kGfx942, 17), TemplateKind::kGeneric);
 
@@ -474,8 +487,8 @@ TEST(TemplateChoiceFp8, SameTemplateAsASixteenBitWeight) {
         auto choice = choose_template(*normalize(c));
         ASSERT_TRUE(choice.ok()) << choice.status().message();
         // gfx950 M = 15-16: the thin grid rows are 16-bit weights' (v84).
-        const bool sm90_gemv = (t == Target::kSm90 && m <= 2) || (t == Target::kGfx950 && m == 16);
-        const TemplateKind want = sm90_gemv ? TemplateKind::kGemv : choose_template(*normalize(bf16))->kind;
+        const bool keeps_gemv = (t == Target::kSm90 && m <= 2) || (t == Target::kGfx950 && m == 16);
+        const TemplateKind want = keeps_gemv ? TemplateKind::kGemv : choose_template(*normalize(bf16))->kind;
         ASSERT_NE(want, TemplateKind::kGeneric);
         EXPECT_EQ(choice->kind, want) << choice->reason;
         EXPECT_EQ(choice->contract.template_kind, want);

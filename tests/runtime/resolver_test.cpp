@@ -38,7 +38,7 @@ KernelBinary binary_for(const Contract &c, const std::string &toolchain, const s
   kb.key = contract_key(choice.contract);
   kb.contract_text = canonical_text(choice.contract);
   kb.target = c.target;
-  kb.format = BinaryFormat::kPtx;
+  kb.format = target_is_amdgpu(c.target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
   kb.symbol = "gatejit_" + tag;
   kb.geometry = {256, 8, false};
   kb.toolchain = toolchain;
@@ -162,6 +162,40 @@ TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   auto past = r.resolve(normalized(5000));
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.status().message().find("dynamic-M bucket"), std::string::npos) << past.status().message();
+}
+
+// gfx950 at a fixed M = 16 (N = 1536, K = 7168) takes the mma's thin grid
+// rows (v84), which only a fixed M gets; without that exact kernel, the
+// gemv's 16-bucket comes before the mma's, whose plan is for any M up to
+// 16 (v87; before, the mma bucket won).
+TEST_F(ResolverTest, FixedDecodeMmaPrefersTheGemvBucketToTheMmas) {
+  Contract c;
+  c.target = Target::kGfx950;
+  c.m = 16;
+  c.n = 1536;
+  c.k = 7168;
+  const Contract fixed = *normalize(c);
+  ASSERT_EQ(choose_template(fixed)->kind, TemplateKind::kMma);
+  auto bucket = [&](TemplateKind kind) {
+    Contract b = fixed;
+    b.template_kind = kind;
+    b.m_dynamic = true;
+    b.m = 0;
+    b.m_max = kGemvMaxM;
+    return b;
+  };
+  Resolver r(options(/*disable_jit=*/true));
+  ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(bucket(TemplateKind::kMma), "x", "m16"),
+                                                  binary_for(bucket(TemplateKind::kGemv), "x", "g16")}))
+                  .ok());
+  auto res = r.resolve(fixed);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised gemv (dynamic-M bucket, m_max 16) from bundle b.gjb");
+  // The exact kernel, where the bundle has it, still comes first.
+  ASSERT_TRUE(r.add_bundle(write_bundle("x.gjb", {binary_for(fixed, "x", "thin")})).ok());
+  res = r.resolve(fixed);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma from bundle x.gjb");
 }
 
 TEST_F(ResolverTest, DynamicBucketServesOtherM) {

@@ -19,19 +19,32 @@ bool mma_available(Target target);
 // Whether `auto` picks mma over gemv for this target, M bound, N and weight
 // type, and whether M is dynamic (the crossover, from measurements and, on
 // gfx9, the model: docs/perf-notes.md).
-bool mma_preferred(Target target, int64_t m_max, int64_t n, DType weight = DType::kBF16, bool m_dynamic = false);
+bool mma_preferred(Target target, int64_t m_max, int64_t n, int64_t k, DType weight = DType::kBF16,
+                   bool m_dynamic = false);
 
-// gfx9's thin grid rows (perf-notes v83-v84): the mma's grid rows, one
+// gfx9's thin grid rows (perf-notes v83-v87): the mma's grid rows, one
 // matrix tile of columns a workgroup, that fill every CU, where at most
-// kMostThinGridRows do and more than one is needed (0 otherwise, and on
-// sm_90). The planner cuts a fixed M into that many grid rows; the loader
-// takes the mma for them from kThinDecodeFromM.
+// kMostThinGridRows do and more than one is needed, and K is at most
+// kThinMostK (0 otherwise, and on sm_90). The planner cuts a fixed M of
+// 17-32 into that many grid rows, and M = 15-16 where thin_decode says so
+// (the loader then takes the mma for them).
 // At most 4 (v86: N = 1024 at 4 grid rows predicts 4.35-4.91 µs at M =
 // 16-32, every gate passing, against the split's 7.0 and the gemv's 4.47;
 // from 6, at N <= 768, the in-flight gate fails).
 inline constexpr int64_t kMostThinGridRows = 4;
+// A 16-wave workgroup's waves each take at most 7 K steps of 64 (v87: at
+// K = 8192 LLVM's unrolled K loop held 68 VGPRs, more than the 64 its
+// placed waves allow, and the occupancy gate failed; K = 16384: 100).
+inline constexpr int64_t kThinMostK = 7168;
+int64_t thin_grid_rows(Target target, int64_t n, int64_t k);
+// M = 15-16 (v84, v87): the thin grid rows where the gemv is L2-bound in
+// the model: K >= kThinDecodeMinK (N = 1536 K = 2048: the gemv 2.78 µs,
+// the thin rows 3.04; K = 3072: 3.37 against 3.22) and at most half the
+// CUs' worth of column tiles (N <= 2048 on gfx950; beyond, the gemv is
+// HBM-bound and the two tie, N = 3072: 9.06 both).
 inline constexpr int64_t kThinDecodeFromM = 15;
-int64_t thin_grid_rows(Target target, int64_t n);
+inline constexpr int64_t kThinDecodeMinK = 3072;
+bool thin_decode(Target target, int64_t n, int64_t k);
 
 struct TemplateChoice {
   TemplateKind kind = TemplateKind::kGeneric;
