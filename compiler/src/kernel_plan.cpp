@@ -437,7 +437,7 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
 
 // v83-v84: the grid rows a fixed M of 15-32 (16-bit weights) is cut into
 // where its 16-row blocks of one 16-column tile leave CUs idle
-// (thin_grid_rows: 2-3 of them fill the CUs), or 0.
+// (thin_grid_rows: 2-4 of them fill the CUs), or 0.
 int64_t amd_thin_grid_rows(const Contract &c) {
   if (c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 || c.m_max < kThinDecodeFromM || c.m_max > 32) return 0;
   if (c.m_max <= kGemvMaxM && !thin_decode(c.target, c.n, c.k)) return 0;  // the loader's gemv rows
@@ -519,9 +519,9 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // 2 for 256), a fixed M's grid rows each take fewer hidden rows instead of
   // splitting K: ceil(CUs / column tiles) grid rows of ceil(M / that) rows
   // (N = 1536: 3 grid rows, 288 workgroups). The weight streams through L2
-  // once more, with no meeting in series. At most 3 grid rows (weight
-  // re-reads); a dynamic M keeps 16-row blocks (its grid rows follow the
-  // launch's M).
+  // once a grid row, with no meeting in series. At most kMostThinGridRows
+  // (weight re-reads); a dynamic M keeps 16-row blocks (its grid rows follow
+  // the launch's M).
   // Both only up to kThinMostK (a wave's whole K range in its registers).
   const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 && c.k <= kThinMostK &&
                            (amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus || amd_thin_rows);
