@@ -409,9 +409,13 @@ int64_t workgroups_held(const TargetInfo &ti, int64_t waves_per_group) {
   return ti.compute_units *
          std::max<int64_t>(1, ti.simds_per_cu * ti.max_waves_per_simd / std::max<int64_t>(1, waves_per_group));
 }
-int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
+// The register-streamed grid's blocks before a K split (grid x times grid y).
+int64_t streamed_tiles(const Contract &c, const MmaTuning &t) {
   const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
-  const int64_t tiles = (c.n + n_per_block - 1) / n_per_block * ((c.m_max + t.m_stride - 1) / t.m_stride);
+  return (c.n + n_per_block - 1) / n_per_block * ((c.m_max + t.m_stride - 1) / t.m_stride);
+}
+int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
+  const int64_t tiles = streamed_tiles(c, t);
   const int64_t steps = (c.k + kMmaInstrK * t.vecs - 1) / (kMmaInstrK * t.vecs);
   const int64_t most = std::max<int64_t>(1, steps / t.ksplit);
   const int64_t cover = (cus + tiles - 1) / tiles;  // splits that cover every CU
@@ -886,10 +890,7 @@ constexpr int64_t kAmdRoundsTiledFromM = 49;  // v85: below, v70's and v83's uns
 // workgroups the GPU holds.
 bool streamed_split_exceeds_a_round(const Contract &c) {
   const MmaTuning t = mma_tuning(c, {});
-  if (t.splits <= 1) return false;
-  const int64_t columns = t.groups * t.rt * t.frag.tile_w;
-  const int64_t workgroups = (c.n + columns - 1) / columns * ((c.m_max + t.m_stride - 1) / t.m_stride) * t.splits;
-  return workgroups > workgroups_held(target_info(c.target), t.groups * t.ksplit);
+  return t.splits > 1 && streamed_tiles(c, t) * t.splits > workgroups_held(target_info(c.target), t.groups * t.ksplit);
 }
 Contract as_gfx950(Contract c) {
   c.target = Target::kGfx950;

@@ -47,12 +47,20 @@ KernelBinary binary_for(const Contract &c, const std::string &toolchain, const s
   return kb;
 }
 
-Contract bucket_of(const Contract &c) {
-  Contract b = choose_template(c)->contract;
+// `c` as the dynamic-M bucket of `kind` up to `m_max`.
+Contract bucket(const Contract &c, TemplateKind kind, int64_t m_max) {
+  Contract b = c;
+  b.template_kind = kind;
   b.m_dynamic = true;
   b.m = 0;
-  b.m_max = kGemvMaxM;
+  b.m_max = m_max;
   return b;
+}
+
+// The 16-bucket of the template `c` is given.
+Contract bucket_of(const Contract &c) {
+  const Contract chosen = choose_template(c)->contract;
+  return bucket(chosen, chosen.template_kind, kGemvMaxM);
 }
 
 class ResolverTest : public ::testing::Test {
@@ -120,14 +128,7 @@ TEST_F(ResolverTest, BundleServesTheSpecialisedKernel) {
 // template's 16-bucket (a bundle with either dynamic-M kernel serves every
 // decode M).
 TEST_F(ResolverTest, MmaBucketsServeBatchM) {
-  auto mma_bucket = [](int64_t m_max) {
-    Contract b = normalized(2);
-    b.template_kind = TemplateKind::kMma;
-    b.m_dynamic = true;
-    b.m = 0;
-    b.m_max = m_max;
-    return b;
-  };
+  auto mma_bucket = [](int64_t m_max) { return bucket(normalized(2), TemplateKind::kMma, m_max); };
   Resolver r(options(/*disable_jit=*/true));
   ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(mma_bucket(64), "x", "b64"),
                                                   binary_for(mma_bucket(16), "x", "b16")}))
@@ -176,17 +177,9 @@ TEST_F(ResolverTest, FixedDecodeMmaPrefersTheGemvBucketToTheMmas) {
   c.k = 7168;
   const Contract fixed = *normalize(c);
   ASSERT_EQ(choose_template(fixed)->kind, TemplateKind::kMma);
-  auto bucket = [&](TemplateKind kind) {
-    Contract b = fixed;
-    b.template_kind = kind;
-    b.m_dynamic = true;
-    b.m = 0;
-    b.m_max = kGemvMaxM;
-    return b;
-  };
   Resolver r(options(/*disable_jit=*/true));
-  ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(bucket(TemplateKind::kMma), "x", "m16"),
-                                                  binary_for(bucket(TemplateKind::kGemv), "x", "g16")}))
+  ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(bucket(fixed, TemplateKind::kMma, kGemvMaxM), "x", "m16"),
+                                                  binary_for(bucket(fixed, TemplateKind::kGemv, kGemvMaxM), "x", "g16")}))
                   .ok());
   auto res = r.resolve(fixed);
   ASSERT_TRUE(res.ok()) << res.status().message();
