@@ -95,9 +95,9 @@ if [ "$WHAT" = tests ] || [ "$WHAT" = all ] || [ "$WHAT" = gpu ]; then
   ./$BUILD/tests/gpu_tests --gtest_filter="${GPU_FILTER:-*}" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |^\[==========\]|summary|wrong-variant|Failure|error" | head -60
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   if [ -e .device/gfx950-plan.gjb ]; then
-    step "GPU suite's mma cases on gfx950's plans (the bundle built with gfx950_plan=1: its tiled shapes, K splits and stages, lowered for sm_90)"
+    step "GPU suite's mma and fp8 cases on gfx950's plans (the bundle built with gfx950_plan=1: its tiled shapes, thin rows, K splits and stages, lowered for sm_90)"
     GATEJIT_TEST_BUNDLE=$PWD/.device/gfx950-plan.gjb GATEJIT_BUNDLE_PATH=$PWD/.device/gfx950-plan.gjb ./$BUILD/tests/gpu_tests \
-      --gtest_filter="${GFX950_PLAN_FILTER:-*MmaMatrix*:*DynamicM*:*MmaAtM1*}" 2>&1 | tee "$OUT/gpu_tests_gfx950_plan.log" \
+      --gtest_filter="${GFX950_PLAN_FILTER:-*MmaMatrix*:*DynamicM*:*MmaAtM1*:*Fp8Out.*:*Fp8Weight.*}" 2>&1 | tee "$OUT/gpu_tests_gfx950_plan.log" \
       | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |^\[==========\]|summary|Failure|error" | head -30
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
   fi

@@ -439,6 +439,12 @@ int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t
   return std::max(std::min(splits, held / tiles), std::min(min_splits, splits));
 }
 
+// The contract as gfx950 plans it (gfx950_plan=1 mirrors those plans on sm_90).
+Contract as_gfx950(Contract c) {
+  c.target = Target::kGfx950;
+  return c;
+}
+
 // v83-v84: the grid rows a fixed M of 15-32 (16-bit weights) is cut into
 // where its 16-row blocks of one 16-column tile leave CUs idle
 // (thin_grid_rows: 2-4 of them fill the CUs), or 0.
@@ -596,9 +602,7 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // gfx950_plan=1 on sm_90: gfx950's thin grid rows, in sm_90's tiles (the
   // GPU suite runs the gfx950-plan bundle on the H200).
   if (c.target == Target::kSm90 && overrides.count("gfx950_plan")) {
-    Contract amd = c;
-    amd.target = Target::kGfx950;
-    if (const int64_t rows = amd_thin_grid_rows(amd); rows > 0) t.m_stride = (c.m_max + rows - 1) / rows;
+    if (const int64_t rows = amd_thin_grid_rows(as_gfx950(c)); rows > 0) t.m_stride = (c.m_max + rows - 1) / rows;
   }
   // mrows=R (sweeps): R grid rows of ceil(M_MAX / R) rows, as v83's rule.
   if (auto it = overrides.find("mrows"); it != overrides.end()) t.m_stride = (c.m_max + it->second - 1) / it->second;
@@ -616,6 +620,10 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // The K split across workgroups, for the block the caps above left.
   if (target_is_amdgpu(c.target) && c.m_max > 16 && !amd_unsplit && !overrides.contains("splits"))
     t.splits = amd_k_splits(c, t, cus, !amd_mid ? 1 : amd_eight_waves ? kAmdEightWaveMinSplits : kAmdMidMinSplits);
+  // gfx950_plan=1 on sm_90: gfx950's K split too, so the GPU suite runs its
+  // meeting (and, for an fp8 out, the band count after it) on the H200.
+  if (c.target == Target::kSm90 && overrides.count("gfx950_plan") && !overrides.contains("splits"))
+    t.splits = mma_tuning(as_gfx950(c), {}).splits;
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   // A weight vector is 8 elements: 4 registers (16-bit) or 2 (e4m3).
   const int64_t regs_per_step = t.vecs * (t.rt * 2 * dtype_bytes(c.dtype_weight) + 4 * live_h_loads);
@@ -891,10 +899,6 @@ constexpr int64_t kAmdRoundsTiledFromM = 49;  // v85: below, v70's and v83's uns
 bool streamed_split_exceeds_a_round(const Contract &c) {
   const MmaTuning t = mma_tuning(c, {});
   return t.splits > 1 && streamed_tiles(c, t) * t.splits > workgroups_held(target_info(c.target), t.groups * t.ksplit);
-}
-Contract as_gfx950(Contract c) {
-  c.target = Target::kGfx950;
-  return c;
 }
 std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
   if (!target_is_amdgpu(c.target)) return std::nullopt;

@@ -87,9 +87,18 @@ StatusOr<std::vector<uint8_t>> codegen(llvm::Module &module, Target target, Code
 
   // Helper functions the MLIR inliner left (e.g. @sigmoid) become internal,
   // so LLVM inlines them and drops the bodies: one kernel per code object.
+  // Every defined function is convergent, as clang makes them for CUDA and
+  // HIP: a helper may hold a workgroup barrier (@split_arrive,
+  // @out_groups_done), and a call LLVM thinks non-convergent may be
+  // duplicated into both sides of a thread-dependent branch (jump threading
+  // over `tid == 0`), leaving one warp at two different barriers: a hang on
+  // sm_90. LLVM's function-attribute inference drops the attribute again
+  // from functions that reach no convergent operation.
   for (llvm::Function &f : module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr(llvm::Attribute::Convergent);
     const auto cc = f.getCallingConv();
-    if (!f.isDeclaration() && cc != llvm::CallingConv::AMDGPU_KERNEL && cc != llvm::CallingConv::PTX_Kernel)
+    if (cc != llvm::CallingConv::AMDGPU_KERNEL && cc != llvm::CallingConv::PTX_Kernel)
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   }
 

@@ -685,8 +685,9 @@ TEST(StagedEpilogue, PartsFitTheStageSlots) {
 // gfx950_plan=1 lowers gfx950's own plan for sm_90 (the GPU suite runs its
 // mma cases on such a bundle, scripts/device_run.sh): the same form, and in
 // the tiled form the same shape, stages, K split and epilogue, in fragments;
-// in the register-streamed form gfx950's thin grid rows (v83-v84) over
-// sm_90's own tiles (N = 1536 M = 16-32: 3 grid rows).
+// in the register-streamed form gfx950's thin grid rows (v83-v84) and its K
+// split (v88: N = 1536 M = 64, 5 splits) over sm_90's own tiles (N = 1536
+// M = 16-32: 3 grid rows).
 TEST(Gfx950Plan, Sm90MirrorTakesGfx950sPlan) {
   for (const auto &[m, n] : std::vector<std::pair<int64_t, int64_t>>{{16, 1536}, {32, 1536}, {64, 3072}, {64, 1536},
                                                                      {128, 1536}, {512, 1536}, {2048, 1536},
@@ -706,6 +707,7 @@ TEST(Gfx950Plan, Sm90MirrorTakesGfx950sPlan) {
       const bool thin = a["tuning"].value("M_STRIDE", 0) < 16 * a["tuning"].value("MT", 0);
       if (thin) EXPECT_EQ(b["tuning"].value("M_STRIDE", -1), a["tuning"].value("M_STRIDE", -2));
       if (thin) EXPECT_EQ(b["grid"][1], a["grid"][1]);
+      EXPECT_EQ(b["tuning"].value("SPLITS", -1), a["tuning"].value("SPLITS", -2));
       continue;
     }
     for (const char *key : {"BN", "BM", "BK", "STAGES", "SPLITS", "WARPS_N", "EPI_STAGED", "PERSISTENT_WORKGROUPS",

@@ -142,6 +142,40 @@ TEST(Fp8OutPlan, NeverTheTiledForm) {
   }
 }
 
+// v88: with a K split, the split's last block counts its band in
+// (@out_groups_done, two barriers) right after resetting the split counter
+// under `tid == 0`. LLVM saw the helper as non-convergent and jump-threaded
+// that branch through it, so thread 0 and the rest of its warp reached two
+// different copies of each barrier: 7 barriers for the template's 5, a
+// hang on the H200, and the same code on gfx950. Every barrier of the
+// template must stay one instruction: the count in the code equals the
+// count after inlining (each helper is called once in this kernel).
+TEST(Fp8OutPlan, KSplitKeepsEachBarrierOneInstruction) {
+  struct Case {
+    Target target;
+    int64_t m;
+    const char *tuning;  // sm_90's own plans never split this form
+    const char *barrier;
+  };
+  for (const Case &k : {Case{Target::kSm90, 2, "tiled=0,splits=3", "\tbar.sync"},
+                        Case{Target::kSm90, 64, "tiled=0,splits=3", "\tbar.sync"},
+                        Case{Target::kGfx950, 64, "", "\ts_barrier"},
+                        Case{Target::kGfx950, 100, "", "\ts_barrier"}}) {
+    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m));
+    ScopedMmaTuning tuning{k.tuning};
+    const Contract c = fp8_out(k.target, TemplateKind::kMma, k.m);
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    ASSERT_GT(compiled->report["tuning"].value("SPLITS", 1), 1) << "the case must split K";
+    auto gpu = compiler::emit_stage(c, compiler::Stage::kGpu);
+    ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+    const int template_barriers = count_of(*gpu, "gpu.barrier");
+    ASSERT_EQ(count_of(*gpu, "call @out_groups_done"), 1);
+    ASSERT_EQ(count_of(*gpu, "call @split_arrive"), 1);
+    EXPECT_EQ(count_of(isa_of(c), k.barrier), template_barriers);
+  }
+}
+
 // The band's quantisation (v66): a lane's codes go out in one store where
 // out allows, 8 of them where a pass needs 16 lanes a row (the block's rows
 // past 32 lanes each), 4 otherwise; the fallback stores them byte by byte.
