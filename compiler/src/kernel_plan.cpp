@@ -344,6 +344,7 @@ struct MmaTuning {
   // clamped copies, never stored); 0: all 16 MT (v83).
   int64_t m_stride = 0;
   int64_t splits = 1;  // K split across workgroups (grid z), meeting in a workspace
+  bool grid_resident = false;  // KernelPlan::grid_resident (the unsplit rows)
 };
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
 
@@ -452,6 +453,7 @@ int64_t amd_thin_grid_rows(const Contract &c) {
   if (c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 || c.m_max < kThinDecodeFromM || c.m_max > 32) return 0;
   if (c.m_max <= kGemvMaxM && !thin_decode(c.target, c.n, c.k)) return 0;  // the loader's gemv rows
   const int64_t rows = thin_grid_rows(c.target, c.n, c.k);
+  if (c.k > kThinMostK && (c.m_max + rows - 1) / std::max<int64_t>(rows, 1) > kThinMostRowsPastK) return 0;
   return rows > (c.m_max + 15) / 16 ? rows : 0;
 }
 
@@ -532,12 +534,17 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // once a grid row, with no meeting in series. At most kMostThinGridRows
   // (weight re-reads); a dynamic M keeps 16-row blocks (its grid rows follow
   // the launch's M).
-  // Both only up to kThinMostK (a wave's whole K range in its registers).
-  const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 && c.k <= kThinMostK &&
-                           (amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus || amd_thin_rows);
+  // Both keep their grid resident at once (v89: the plan pins that
+  // occupancy). Past kThinMostK only the thin rows of at most
+  // kThinMostRowsPastK rows (amd_thin_grid_rows): 16-row blocks there kept
+  // too little weight in flight (template_choice.h).
+  const bool amd_unsplit = amd_mid && c.m_max <= 48 && c.dtype_weight != DType::kFP8E4M3 &&
+                           ((c.k <= kThinMostK && amd_col_tiles * ((amd_fill_rows + 15) / 16) >= cus) ||
+                            amd_thin_rows);
   if (amd_unsplit) {
     t.rt = 1;
     t.max_mt = 1;
+    t.grid_resident = true;
     if (amd_thin_rows) t.m_stride = (c.m_max + amd_thin - 1) / amd_thin;
   }
   // gfx950 M = 17-128 where the row tiles outnumber the CUs (N > 8192; v58,
@@ -660,6 +667,7 @@ void plan_mma(KernelPlan &p) {
   const Contract &c = p.contract;
   const int64_t wave = target_wave_size(c.target);
   MmaTuning t = mma_tuning(c, p.tuning.keys);
+  p.grid_resident = t.grid_resident && t.splits == 1;
   const int64_t mt = t.mt;
   const int64_t m_block = mt * 16;
   const int64_t m_stride = t.m_stride;  // hidden rows a grid row owns (<= m_block)
@@ -1468,7 +1476,7 @@ void plan_occupancy(KernelPlan &p, int64_t m) {
   p.max_waves_per_simd = std::clamp<int64_t>(waves_per_simd_placed(t, workgroups, g.block_x), 1, t.max_waves_per_simd);
   p.params["WAVES_PER_EU"] = fmt::format("{}", p.max_waves_per_simd);
   p.tuning_keys.push_back("WAVES_PER_EU");
-  if (g.persistent_workgroups > 0) {
+  if (g.persistent_workgroups > 0 || p.grid_resident) {
     p.min_waves_per_simd = p.max_waves_per_simd;
     p.params["MIN_WAVES_PER_EU"] = fmt::format("{}", p.min_waves_per_simd);
     p.tuning_keys.push_back("MIN_WAVES_PER_EU");

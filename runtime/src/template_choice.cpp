@@ -59,7 +59,7 @@ TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string rea
 bool mma_available(Target target) { return target != Target::kGfx942; }
 
 int64_t thin_grid_rows(Target target, int64_t n, int64_t k) {
-  if (!target_is_amdgpu(target) || k > kThinMostK) return 0;
+  if (!target_is_amdgpu(target)) return 0;
   const TargetInfo &t = target_info(target);
   const int64_t column_tiles = (n + t.matrix.n - 1) / t.matrix.n;
   const int64_t rows = (t.compute_units + column_tiles - 1) / column_tiles;

@@ -24,6 +24,7 @@
 #include "gatejit/contract.h"
 #include "gatejit/kernel_abi.h"
 #include "gatejit/kernel_binary.h"
+#include "gatejit/template_choice.h"
 
 namespace gatejit {
 namespace {
@@ -410,15 +411,31 @@ TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
   auto d = compiler::compile(dynamic);
   ASSERT_TRUE(d.ok()) << d.status().to_string();
   EXPECT_GT(d->report["tuning"].value("SPLITS", 0), 1) << d->report["tuning"].dump();
-  // v87: nor more K than a 16-wave workgroup's registers hold (K = 8192:
-  // LLVM's unrolled K loop took 68 VGPRs and failed the occupancy gate).
-  Contract long_k = gfx950_seed_shape(24, 1536);
-  long_k.k = long_k.ld_hidden = long_k.ld_weight = 8192;
-  auto lk = compiler::compile(long_k);
-  ASSERT_TRUE(lk.ok()) << lk.status().to_string();
-  EXPECT_GT(lk->report["tuning"].value("SPLITS", 0), 1) << lk->report["tuning"].dump();
-  for (const auto &[name, gate] : lk->report["gates"].items())
-    EXPECT_TRUE(gate.value("passed", false)) << "K = 8192 " << name << ": " << gate.dump();
+  // v89: past K = 7168 the thin rows pin the occupancy their grid needs
+  // (amdgpu-waves-per-eu's minimum = the 8 waves a SIMD it places). Without
+  // it LLVM unrolled the K loop into 68 (K = 8192) to 100 (K = 16384) VGPRs
+  // and the occupancy gate failed (v87 then kept the split). A grid row of
+  // more than kThinMostRowsPastK rows (M = 32: 11) keeps the split there:
+  // too little weight in flight.
+  for (const auto &[m, k] : std::vector<std::pair<int64_t, int64_t>>{{16, 8192}, {24, 8192}, {17, 16384}, {32, 8192}}) {
+    SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k));
+    Contract long_k = gfx950_seed_shape(m, 1536);
+    long_k.k = long_k.ld_hidden = long_k.ld_weight = k;
+    auto lk = compiler::compile(long_k);
+    ASSERT_TRUE(lk.ok()) << lk.status().to_string();
+    const nlohmann::json &t = lk->report["tuning"];
+    const bool thin = (m + 2) / 3 <= kThinMostRowsPastK;
+    EXPECT_EQ(t.value("SPLITS", 0) == 1, thin) << t.dump();
+    if (thin) {
+      EXPECT_EQ(t.value("M_STRIDE", 0), (m + 2) / 3) << t.dump();
+      EXPECT_EQ(t.value("MIN_WAVES_PER_EU", 0), 8) << t.dump();
+      EXPECT_EQ(t.value("WAVES_PER_EU", 0), 8) << t.dump();
+      EXPECT_LE(lk->report["kernels"][0].value("vgpr_count", 999), 64);
+      EXPECT_EQ(lk->report["kernels"][0].value("scratch_bytes", -1), 0);
+    }
+    for (const auto &[name, gate] : lk->report["gates"].items())
+      EXPECT_TRUE(gate.value("passed", false)) << name << ": " << gate.dump();
+  }
   auto n768 = compiler::compile(gfx950_seed_shape(32, 768));
   ASSERT_TRUE(n768.ok()) << n768.status().to_string();
   EXPECT_GT(n768->report["tuning"].value("SPLITS", 0), 1) << n768->report["tuning"].dump();
