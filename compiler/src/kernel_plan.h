@@ -45,9 +45,9 @@ struct KernelPlan {
   // grid's workgroups are all placed at once, so LLVM must leave them room
   // (at most a 1 / M share of the register file a lane). 1 elsewhere.
   int64_t min_waves_per_simd = 1;
-  // AMDGPU: the plan counts on every workgroup of its grid being resident
-  // at once (the unsplit rows of the register-streamed mma, v89), so the
-  // fewest waves is also what the grid places.
+  // AMDGPU: the unsplit rows of the register-streamed mma (v89) count on
+  // the waves a SIMD their grid places (all of it at once where it fits one
+  // round), so the fewest waves is also that figure.
   bool grid_resident = false;
   // The kernel's argument list, as its template declares it and its binary
   // carries it (kernel_abi.h): every template today takes the classic list,

@@ -58,8 +58,12 @@ TemplateChoice specialised(TemplateKind kind, const Contract &c, std::string rea
 
 bool mma_available(Target target) { return target != Target::kGfx942; }
 
+bool thin_rows_serve_k(int64_t k) {
+  return k <= kThinMostK || (k <= kThinMostKPinned && k % 2048 == 0);
+}
+
 int64_t thin_grid_rows(Target target, int64_t n, int64_t k) {
-  if (!target_is_amdgpu(target)) return 0;
+  if (!target_is_amdgpu(target) || !thin_rows_serve_k(k)) return 0;
   const TargetInfo &t = target_info(target);
   const int64_t column_tiles = (n + t.matrix.n - 1) / t.matrix.n;
   const int64_t rows = (t.compute_units + column_tiles - 1) / column_tiles;
@@ -67,7 +71,10 @@ int64_t thin_grid_rows(Target target, int64_t n, int64_t k) {
 }
 
 bool thin_decode(Target target, int64_t n, int64_t k) {
-  if (thin_grid_rows(target, n, k) == 0 || k < kThinDecodeMinK) return false;
+  const int64_t rows = thin_grid_rows(target, n, k);
+  if (rows == 0 || k < kThinDecodeMinK) return false;
+  // The planner's rows past kThinMostK (amd_thin_grid_rows): M = 16 must fit.
+  if (k > kThinMostK && (kGemvMaxM + rows - 1) / rows > kThinMostRowsPastK) return false;
   const TargetInfo &t = target_info(target);
   return (n + t.matrix.n - 1) / t.matrix.n <= t.compute_units / 2;
 }

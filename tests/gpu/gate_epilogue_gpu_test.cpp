@@ -456,7 +456,7 @@ std::vector<Case> mma_cases() {
   cases.push_back({24, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   // K = 8192, past a wave's whole K range (v89): gfx950's thin grid rows with
   // a K loop of 8 steps a wave, 2 in flight (the gfx950-plan bundle).
-  cases.push_back({24, 1536, 8192, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({18, 1536, 8192, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma});
   cases.push_back({16, 1536, 8192, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
   return cases;
 }

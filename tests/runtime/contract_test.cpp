@@ -172,12 +172,27 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
   EXPECT_TRUE(thin_decode(Target::kGfx950, 2048, 3072));
   EXPECT_FALSE(thin_decode(Target::kGfx950, 1536, 2048));
   EXPECT_FALSE(thin_decode(Target::kGfx950, 3072, 7168));
-  for (const auto &[k, expected] : std::vector<std::pair<int64_t, TemplateKind>>{
-           {2048, TemplateKind::kGemv}, {8192, TemplateKind::kMma}, {16384, TemplateKind::kMma}}) {
+  // v89 (after its review): past K = 7168 only K a multiple of 2048 up to
+  // 16384, and only where M = 16 keeps at most 6 rows a grid row (N = 2048:
+  // 2 grid rows of 8 -> the gemv), the same rule the planner applies.
+  EXPECT_TRUE(thin_rows_serve_k(7168));
+  EXPECT_FALSE(thin_rows_serve_k(7232));  // 7 whole steps a wave and a partial one
+  EXPECT_TRUE(thin_rows_serve_k(8192));
+  EXPECT_FALSE(thin_rows_serve_k(9216));   // an odd count of steps a wave: UNROLL 1
+  EXPECT_FALSE(thin_rows_serve_k(8256));   // a partial step
+  EXPECT_FALSE(thin_rows_serve_k(18432));  // past the range checked
+  struct KCase {
+    int64_t n, k;
+    TemplateKind expected;
+  };
+  for (const KCase &kc : {KCase{1536, 2048, TemplateKind::kGemv}, KCase{1536, 8192, TemplateKind::kMma},
+                          KCase{1536, 16384, TemplateKind::kMma}, KCase{1536, 9216, TemplateKind::kGemv},
+                          KCase{2048, 8192, TemplateKind::kGemv}, KCase{2048, 7168, TemplateKind::kMma}}) {
     Contract other_k = seed();
     other_k.m = 16;
-    other_k.k = other_k.ld_hidden = other_k.ld_weight = k;
-    EXPECT_EQ(choose_template(*normalize(other_k))->kind, expected) << k;
+    other_k.n = other_k.ld_attn = other_k.ld_out = kc.n;
+    other_k.k = other_k.ld_hidden = other_k.ld_weight = kc.k;
+    EXPECT_EQ(choose_template(*normalize(other_k))->kind, kc.expected) << kc.n << " " << kc.k;
   }
   EXPECT_EQ(kind(Target::kGfx942, 16), TemplateKind::kGemv);
   EXPECT_EQ(kind(Target::kGfx942, 17), TemplateKind::kGeneric);

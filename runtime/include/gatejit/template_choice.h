@@ -22,13 +22,14 @@ bool mma_available(Target target);
 bool mma_preferred(Target target, int64_t m_max, int64_t n, int64_t k, DType weight = DType::kBF16,
                    bool m_dynamic = false);
 
-// gfx9's thin grid rows (perf-notes v83-v87): the mma's grid rows, one
+// gfx9's thin grid rows (perf-notes v83-v90): the mma's grid rows, one
 // matrix tile of columns a workgroup, that fill every CU, where at most
-// kMostThinGridRows do and more than one is needed (0 otherwise, and on
-// sm_90). Past kThinMostK only grid rows of at most kThinMostRowsPastK
-// hidden rows (the planner's rule; M = 15-16 always are). The planner cuts a fixed M of
-// 17-32 into that many grid rows, and M = 15-16 where thin_decode says so
-// (the loader then takes the mma for them).
+// kMostThinGridRows do and more than one is needed, and K is one the thin
+// rows serve (thin_rows_serve_k); 0 otherwise, and on sm_90. The planner
+// cuts a fixed M of 15-32 into that many grid rows (past kThinMostK where
+// each keeps at most kThinMostRowsPastK hidden rows), and M = 15-16 only
+// where thin_decode says so (the loader then takes the mma
+// for them; their grid rows are at most 8 rows).
 // At most 4 (v86: N = 1024 at 4 grid rows predicts 4.35-4.91 µs at M =
 // 16-32, every gate passing, against the split's 7.0 and the gemv's 4.47;
 // from 6, at N <= 768, the in-flight gate fails).
@@ -37,12 +38,20 @@ inline constexpr int64_t kMostThinGridRows = 4;
 // of 64, which LLVM unrolls whole with every step's loads in flight. Past
 // it (v89) the plan pins the occupancy its grid needs (else LLVM unrolled
 // the loop into 68-100 VGPRs, more than the 64 its placed waves allow:
-// v87), the loop keeps 2 steps in flight, and a grid row may own at most
-// kThinMostRowsPastK hidden rows: with more, the weight in flight falls
-// under the gate's bandwidth x latency (N = 1536 K = 8192 M = 32, 11 rows:
-// 4.16 of 4.2 MB).
+// v87) and the loop keeps 2 steps a wave in flight. That needs an even
+// number of whole steps a wave and no partial one: K a multiple of 2048
+// (with an odd count UNROLL is 1, and a partial step adds a round trip:
+// both failed the in-flight gate at N = 1280-1536, v89's review), and holds
+// up to kThinMostKPinned (the range checked; N = 1024 failed the gate at
+// K = 20480).
+// A grid row then owns at most kThinMostRowsPastK hidden rows: with more,
+// the weight in flight falls under the gate's bandwidth x latency (N =
+// 1536 K = 8192 M = 32, 11 rows: 4.16 of 4.2 MB).
 inline constexpr int64_t kThinMostK = 7168;
-inline constexpr int64_t kThinMostRowsPastK = 8;
+inline constexpr int64_t kThinMostKPinned = 16384;
+inline constexpr int64_t kThinMostRowsPastK = 6;
+bool thin_rows_serve_k(int64_t k);
+
 int64_t thin_grid_rows(Target target, int64_t n, int64_t k);
 // M = 15-16 (v84, v87): the thin grid rows where the gemv is L2-bound in
 // the model: K >= kThinDecodeMinK (N = 1536 K = 2048: the gemv 2.78 µs,
