@@ -453,10 +453,9 @@ int64_t amd_thin_grid_rows(const Contract &c) {
   if (c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 || c.m_max < kThinDecodeFromM || c.m_max > 32) return 0;
   if (c.m_max <= kGemvMaxM && !thin_decode(c.target, c.n, c.k)) return 0;  // the loader's gemv rows
   const int64_t rows = thin_grid_rows(c.target, c.n, c.k);
-  if (rows == 0) return 0;
   // Past kThinMostK a grid row owns at most kThinMostRowsPastK hidden rows
   // (the weight in flight; template_choice.h).
-  if (c.k > kThinMostK && (c.m_max + rows - 1) / rows > kThinMostRowsPastK) return 0;
+  if (!thin_rows_hold(c.k, c.m_max, rows)) return 0;
   return rows > (c.m_max + 15) / 16 ? rows : 0;
 }
 

@@ -62,6 +62,10 @@ bool thin_rows_serve_k(int64_t k) {
   return k <= kThinMostK || (k <= kThinMostKPinned && k % 2048 == 0);
 }
 
+bool thin_rows_hold(int64_t k, int64_t m, int64_t rows) {
+  return rows > 0 && (k <= kThinMostK || (m + rows - 1) / rows <= kThinMostRowsPastK);
+}
+
 int64_t thin_grid_rows(Target target, int64_t n, int64_t k) {
   if (!target_is_amdgpu(target) || !thin_rows_serve_k(k)) return 0;
   const TargetInfo &t = target_info(target);
@@ -72,9 +76,7 @@ int64_t thin_grid_rows(Target target, int64_t n, int64_t k) {
 
 bool thin_decode(Target target, int64_t n, int64_t k) {
   const int64_t rows = thin_grid_rows(target, n, k);
-  if (rows == 0 || k < kThinDecodeMinK) return false;
-  // The planner's rows past kThinMostK (amd_thin_grid_rows): M = 16 must fit.
-  if (k > kThinMostK && (kGemvMaxM + rows - 1) / rows > kThinMostRowsPastK) return false;
+  if (k < kThinDecodeMinK || !thin_rows_hold(k, kGemvMaxM, rows)) return false;
   const TargetInfo &t = target_info(target);
   return (n + t.matrix.n - 1) / t.matrix.n <= t.compute_units / 2;
 }

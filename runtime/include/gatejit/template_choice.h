@@ -22,7 +22,7 @@ bool mma_available(Target target);
 bool mma_preferred(Target target, int64_t m_max, int64_t n, int64_t k, DType weight = DType::kBF16,
                    bool m_dynamic = false);
 
-// gfx9's thin grid rows (perf-notes v83-v90): the mma's grid rows, one
+// gfx9's thin grid rows (perf-notes v83-v89): the mma's grid rows, one
 // matrix tile of columns a workgroup, that fill every CU, where at most
 // kMostThinGridRows do and more than one is needed, and K is one the thin
 // rows serve (thin_rows_serve_k); 0 otherwise, and on sm_90. The planner
@@ -51,6 +51,10 @@ inline constexpr int64_t kThinMostK = 7168;
 inline constexpr int64_t kThinMostKPinned = 16384;
 inline constexpr int64_t kThinMostRowsPastK = 6;
 bool thin_rows_serve_k(int64_t k);
+// Whether `rows` grid rows of ceil(m / rows) hidden rows each are within
+// kThinMostRowsPastK where K is past kThinMostK (always true up to it): the
+// one rule of the loader (thin_decode, m = 16) and the planner.
+bool thin_rows_hold(int64_t k, int64_t m, int64_t rows);
 
 int64_t thin_grid_rows(Target target, int64_t n, int64_t k);
 // M = 15-16 (v84, v87): the thin grid rows where the gemv is L2-bound in
