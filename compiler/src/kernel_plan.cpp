@@ -608,10 +608,13 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
     while (t.vecs > 1 && 128 % (kMmaInstrK * t.vecs) != 0) t.vecs /= 2;
   t.mt = std::min((c.m_max + 15) / 16, t.max_mt);
   const int64_t mt = t.mt;
-  // gfx950_plan=1 on sm_90: gfx950's thin grid rows, in sm_90's tiles (the
-  // GPU suite runs the gfx950-plan bundle on the H200).
+  // gfx950_plan=1 on sm_90: gfx950's thin grid rows and K split, in sm_90's
+  // tiles (the GPU suite runs the gfx950-plan bundle on the H200: the split's
+  // meeting and, for an fp8 out, the band count after it).
   if (c.target == Target::kSm90 && overrides.count("gfx950_plan")) {
-    if (const int64_t rows = amd_thin_grid_rows(as_gfx950(c)); rows > 0) t.m_stride = (c.m_max + rows - 1) / rows;
+    const Contract amd = as_gfx950(c);
+    if (const int64_t rows = amd_thin_grid_rows(amd); rows > 0) t.m_stride = (c.m_max + rows - 1) / rows;
+    if (!overrides.contains("splits")) t.splits = mma_tuning(amd, {}).splits;
   }
   // mrows=R (sweeps): R grid rows of ceil(M_MAX / R) rows, as v83's rule.
   if (auto it = overrides.find("mrows"); it != overrides.end()) t.m_stride = (c.m_max + it->second - 1) / it->second;
@@ -629,10 +632,6 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // The K split across workgroups, for the block the caps above left.
   if (target_is_amdgpu(c.target) && c.m_max > 16 && !amd_unsplit && !overrides.contains("splits"))
     t.splits = amd_k_splits(c, t, cus, !amd_mid ? 1 : amd_eight_waves ? kAmdEightWaveMinSplits : kAmdMidMinSplits);
-  // gfx950_plan=1 on sm_90: gfx950's K split too, so the GPU suite runs its
-  // meeting (and, for an fp8 out, the band count after it) on the H200.
-  if (c.target == Target::kSm90 && overrides.count("gfx950_plan") && !overrides.contains("splits"))
-    t.splits = mma_tuning(as_gfx950(c), {}).splits;
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   // A weight vector is 8 elements: 4 registers (16-bit) or 2 (e4m3).
   const int64_t regs_per_step = t.vecs * (t.rt * 2 * dtype_bytes(c.dtype_weight) + 4 * live_h_loads);
