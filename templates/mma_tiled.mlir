@@ -448,6 +448,7 @@ ${PICK_EPILOGUE_PART}
             } {gatejit.unroll}
             scf.yield %va_e : vector<${TILES}x4x${T}>
           } {gatejit.unroll}
+          func.call @element_wise_fallback() : () -> ()
           scf.for %e = %c0 to %tiles_c step %c1 {
             scf.for %q = %c0 to %c4 step %c1 {
               %a_idx, %o_idx, %in = func.call @epilogue_element(%e, %q, %lane, %h_base, %w_base, %m_i)

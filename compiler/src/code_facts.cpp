@@ -28,6 +28,7 @@ struct Step {
   bool counts_in_order = false;    // AMD: the load/store sits in the vmcnt queue
   bool ordering_point = false;     // PTX: no load moves across it (stores, barriers, fences, loop headers)
   bool meeting = false;            // a global atomic: workgroups meet (K split, fp8 out's bands)
+  bool fallback_mark = false;      // @element_wise_fallback: the template marks that path (fallback_mark_*.mlir)
 };
 
 // What the replay keeps outstanding: loads and stores in issue order (AMD's
@@ -247,6 +248,27 @@ std::vector<std::pair<size_t, std::set<size_t>>> natural_loops(const Cfg &g) {
   return loops;
 }
 
+// Blocks a launch reaches without running marked code: from the entry, not
+// through a block holding a fallback mark (nor into one). The template marks
+// each branch of the element-wise epilogue, so what is left is the path of a
+// launch with attn and out on 16 bytes (its own blocks and those both paths
+// share); with no mark, every block.
+std::vector<bool> reached_unmarked(const std::vector<Step> &steps, const Cfg &g) {
+  const size_t n = g.begin.size();
+  std::vector<bool> marked(n, false), reached(n, false);
+  for (size_t b = 0; b < n; ++b)
+    for (size_t i = g.begin[b]; i < g.end[b]; ++i) marked[b] = marked[b] || steps[i].fallback_mark;
+  std::vector<size_t> work;
+  if (n > 0 && !marked[0]) reached[0] = true, work.push_back(0);
+  while (!work.empty()) {
+    const size_t b = work.back();
+    work.pop_back();
+    for (size_t t : g.succ[b])
+      if (!marked[t] && !reached[t]) reached[t] = true, work.push_back(t);
+  }
+  return reached;
+}
+
 // The main loop: among the innermost loops that copy to workgroup memory,
 // the one with the most copies; else the one with the most 16-byte loads
 // (ties: the larger). A loop around such a loop is not a candidate: a
@@ -306,8 +328,9 @@ Region main_region(const std::vector<Step> &steps) {
       work.pop_back();
       for (size_t t : g.succ[b]) reach(t);
     }
+    const std::vector<bool> aligned = reached_unmarked(steps, g);
     for (size_t b = 0; b < g.begin.size(); ++b) {
-      if (blocks.count(b)) continue;
+      if (blocks.count(b) || (in_tail[b] && !aligned[b])) continue;
       for (size_t i = g.begin[b]; i < g.end[b]; ++i) (in_tail[b] ? best.tail : best.prologue).push_back(i);
     }
   }
@@ -417,6 +440,8 @@ Step amdgpu_step(const DisassembledInstruction &i) {
       s.kind = Step::kWaitCount;
       s.keep = std::stoll(match[1]);
     }
+  } else if (m == "s_nop" && i.operands.find("0x7a7") != std::string::npos) {
+    s.fallback_mark = true;  // fallback_mark_amdgcn.mlir
   } else if (m == "s_endpgm") {
     s.ends = true;  // stores still in flight complete after the wave; not a wait it makes
   } else if (m == "s_setpc_b64") {
@@ -487,6 +512,13 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
     if (b == std::string::npos) continue;
     std::string t = line.substr(b);
     if (t.rfind(".entry", 0) == 0 || t.rfind(".visible .entry", 0) == 0) in_body = true;
+    if (in_body && t.rfind("// gatejit.element_wise_fallback", 0) == 0) {  // fallback_mark_nvptx.mlir
+      Step mark;
+      mark.fallback_mark = true;
+      branch_label.push_back("");
+      steps.push_back(std::move(mark));
+      continue;
+    }
     if (!in_body || t.rfind("//", 0) == 0 || t[0] == '.' || t[0] == '{' || t[0] == '}' || t.back() != ';') continue;
     const bool guarded = t[0] == '@';
     if (guarded) t = t.substr(t.find_first_of(" \t") + 1);  // predicate guard

@@ -647,6 +647,10 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
 
 // The per-target fragment snippet of both mma forms, and what it needs.
 const char *fragment_snippet(Target t) { return target_is_amdgpu(t) ? "mma_gfx950" : "mma_sm90"; }
+// The target's @element_wise_fallback: a mark the code facts find in the code object.
+const char *fallback_mark_snippet(Target t) {
+  return target_is_amdgpu(t) ? "fallback_mark_amdgcn" : "fallback_mark_nvptx";
+}
 void set_fragment_params(TemplateParams &P, const Contract &c) {
   const FragmentShape f = fragment_shape(c.target);
   P["TILE_W"] = fmt::format("{}", f.tile_w);
@@ -1376,7 +1380,8 @@ void plan_mma_tiled(KernelPlan &p) {
   set("DIES", t.dies);
   set("TILE_GROUP_M", t.tile_group_m);
   set("PERSISTENT_WORKGROUPS", t.persistent_workgroups);
-  p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival", "tile_order"};
+  p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival", "tile_order",
+                fallback_mark_snippet(c.target)};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");

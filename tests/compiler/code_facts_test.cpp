@@ -110,6 +110,44 @@ $L__BB0_1:
   EXPECT_DOUBLE_EQ(f.bytes_in_flight_at_wait, 96);
 }
 
+// The template marks its element-wise fallback (fallback_mark_*.mlir):
+// what only that path runs is left out of the tail, so the tail is the
+// staged path's (one round trip for attn here); the blocks both paths share
+// stay. Unmarked, the fallback's chain of 2-byte loads counts as well.
+TEST(CodeFacts, MarkedFallbackIsLeftOutOfTheTail) {
+  const std::string head = R"(
+$L__BB0_1:
+	ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];
+	add.s32 %r20, %r1, %r2;
+	@%p1 bra $L__BB0_1;
+	@%p2 bra $L__BB0_3;
+)";
+  const std::string fallback = R"(
+	ld.global.nc.u16 %rs1, [%rd5];
+	cvt.f32.bf16 %f1, %rs1;
+	st.global.b16 [%rd6], %rs2;
+	ld.global.nc.u16 %rs3, [%rd7];
+	cvt.f32.bf16 %f2, %rs3;
+	st.global.b16 [%rd8], %rs4;
+	bra.uni $L__BB0_4;
+$L__BB0_3:
+	ld.global.nc.v4.u32 {%r5, %r6, %r7, %r8}, [%rd9];
+	add.s32 %r21, %r5, %r8;
+	st.global.v4.u32 [%rd10], {%r5, %r6, %r7, %r21};
+$L__BB0_4:
+	ld.global.nc.u32 %r30, [%rd11];
+	add.s32 %r31, %r30, 1;
+	ret;
+)";
+  const CodeFacts marked = ptx_facts_of(head + "\t// begin inline asm\n\t// gatejit.element_wise_fallback\n\t// end inline asm\n" + fallback);
+  const CodeFacts unmarked = ptx_facts_of(head + fallback);
+  EXPECT_EQ(marked.tail_round_trips, 2);    // the staged path's attn, then the shared block's load
+  EXPECT_EQ(unmarked.tail_round_trips, 4);  // and the fallback's two 2-byte loads, one after the other
+  // The gate still sees the fallback's narrow accesses.
+  EXPECT_EQ(marked.narrow_global_loads, 2);
+  EXPECT_EQ(marked.narrow_global_stores, 2);
+}
+
 Contract gfx950(int64_t m) {
   Contract c;
   c.target = Target::kGfx950;
@@ -180,6 +218,44 @@ TEST(CodeFacts, MmaEpilogueIsOneRoundTripPerWave) {
     ASSERT_TRUE(split.ok()) << split.status().message();
     EXPECT_GT(split->report["grid"][2].get<int64_t>(), 1);
     EXPECT_LE(split->report["code_facts"]["tail_round_trips"].get<int64_t>(), 2) << split->report["code_facts"].dump();
+  }
+}
+
+// The tiled form's element-wise fallback carries its mark where the code
+// facts need it, on both targets: the tail is the staged path's (gfx950 N =
+// 1536 M = 128: the K loop's last stages and the partials, attn loaded before
+// the K loop; sm_90 M = 64, whose wgmma tiles load attn before the loop too:
+// the partials). With the mark taken out of the same code object (s_nop
+// 0x7a7 -> s_nop 0; the PTX comment deleted) the fallback's attn loads and
+// element stores count again (v90; the code before the mark: 4 and 2).
+TEST(CodeFacts, TiledFallbackIsMarkedOutOfTheTail) {
+  struct Case {
+    Target target;
+    int64_t m, marked, unmarked;
+  };
+  for (const Case &k : {Case{Target::kGfx950, 128, 2, 3}, Case{Target::kSm90, 64, 1, 2}}) {
+    Contract c = gfx950(k.m);
+    c.target = k.target;
+    auto kernel = compile(c);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+    ASSERT_EQ(kernel->report["template_file"], "mma_tiled") << target_name(k.target);
+    EXPECT_EQ(kernel->report["code_facts"]["tail_round_trips"].get<int64_t>(), k.marked) << target_name(k.target);
+    std::vector<uint8_t> code = kernel->binary.code;
+    size_t marks = 0;
+    if (k.target == Target::kGfx950) {
+      const uint8_t mark[4] = {0xa7, 0x07, 0x80, 0xbf};  // s_nop 0x7a7, little-endian
+      for (size_t i = 0; i + 4 <= code.size(); i += 4)
+        if (std::equal(mark, mark + 4, code.begin() + i)) code[i] = 0, code[i + 1] = 0, ++marks;
+    } else {
+      std::string text(code.begin(), code.end());
+      const std::string mark = "// gatejit.element_wise_fallback";
+      for (size_t at; (at = text.find(mark)) != std::string::npos; ++marks) text.erase(at, mark.size());
+      code.assign(text.begin(), text.end());
+    }
+    EXPECT_EQ(marks, 1u) << target_name(k.target);
+    auto unmarked = read_code_facts(code, kernel->report.value("cpu", std::string()));
+    ASSERT_TRUE(unmarked.ok()) << unmarked.status().message();
+    EXPECT_EQ(unmarked->tail_round_trips, k.unmarked) << target_name(k.target);
   }
 }
 
