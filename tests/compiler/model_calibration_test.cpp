@@ -224,6 +224,23 @@ TEST(ModelCalibration, SplitRoundsWithin30PercentAndRanked) {
   EXPECT_EQ(ranked, 1);
 }
 
+// Session 17: the fragment form's 4-wave 64 x 64 tiles in sm_90's own
+// splits (c0) and gfx950's plan lowered for sm_90 (t1: gfx950_plan=1), timed
+// on the H200 at N = 1536 M = 384 / 512 / 768 and N = 2048 M = 512 beside
+// 8-wave 64 x 128 blocks of the same wave tiles (c1). c0 and t1 within 30%
+// at every row. c1 ran 24-43% slower than c0, which the model does not see
+// (it put them within 4% or ahead): not asserted, and the gfx950 planner
+// keeps 4-wave blocks (Gfx950Plan.TiledShapeWhereItsGridFillsWholeRounds).
+TEST(ModelCalibration, FourWaveFragmentTilesWithin30Percent) {
+  int rows = 0;
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-eight-wave-tiles.json")) {
+    auto r = check_variants(row, {{"c0", "tiled=1,wgmma=0,bn=64,bm=64,bk=64,stages=4"}, {"t1", "gfx950_plan=1"}});
+    ASSERT_EQ(r.size(), 2u);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 4);
+}
+
 // v82: gfx950's 64 x 64 tiled plan from M = 97 (t1: gfx950_plan=1, its 10
 // or 5 K splits), sm_90's own tuning of the same tiles (g64) and the
 // register-streamed form (t0), side by side on the H200 at N = 1536 / 3072,
