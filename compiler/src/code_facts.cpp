@@ -250,9 +250,10 @@ std::vector<std::pair<size_t, std::set<size_t>>> natural_loops(const Cfg &g) {
 
 // Blocks a launch reaches without running marked code: from the entry, not
 // through a block holding a fallback mark (nor into one). The template marks
-// each branch of the element-wise epilogue, so what is left is the path of a
-// launch with attn and out on 16 bytes (its own blocks and those both paths
-// share); with no mark, every block.
+// the element-wise epilogue in the block of its attn loads, from which alone
+// its stores are reached, so what is left is the path of a launch with attn
+// and out on 16 bytes (its own blocks and those both paths share); with no
+// mark, every block.
 std::vector<bool> reached_unmarked(const std::vector<Step> &steps, const Cfg &g) {
   const size_t n = g.begin.size();
   std::vector<bool> marked(n, false), reached(n, false);
