@@ -298,6 +298,7 @@ Region main_region(const std::vector<Step> &steps) {
     keys.push_back({copies, wide, size});
   }
   auto qualifies = [&](size_t l) { return std::get<0>(keys[l]) > 0 || std::get<1>(keys[l]) > 0; };
+  const std::vector<bool> aligned = reached_unmarked(steps, g);
   for (size_t l = 0; l < loops.size(); ++l) {
     const auto &[header, blocks] = loops[l];
     const auto &key = keys[l];
@@ -329,7 +330,6 @@ Region main_region(const std::vector<Step> &steps) {
       work.pop_back();
       for (size_t t : g.succ[b]) reach(t);
     }
-    const std::vector<bool> aligned = reached_unmarked(steps, g);
     for (size_t b = 0; b < g.begin.size(); ++b) {
       if (blocks.count(b) || (in_tail[b] && !aligned[b])) continue;
       for (size_t i = g.begin[b]; i < g.end[b]; ++i) (in_tail[b] ? best.tail : best.prologue).push_back(i);
