@@ -448,7 +448,12 @@ ${PICK_EPILOGUE_PART}
             } {gatejit.unroll}
             scf.yield %va_e : vector<${TILES}x4x${T}>
           } {gatejit.unroll}
-          func.call @element_wise_fallback() : () -> ()
+          // (Marked only beside a staged path: without one, EPI_STAGED 0,
+          // this is the epilogue every launch runs, and the model charges it.)
+          %staged_shape = arith.constant ${EPI_STAGED} : i1
+          scf.if %staged_shape {
+            func.call @element_wise_fallback() : () -> ()
+          }
           scf.for %e = %c0 to %tiles_c step %c1 {
             scf.for %q = %c0 to %c4 step %c1 {
               %a_idx, %o_idx, %in = func.call @epilogue_element(%e, %q, %lane, %h_base, %w_base, %m_i)

@@ -441,8 +441,8 @@ Step amdgpu_step(const DisassembledInstruction &i) {
       s.kind = Step::kWaitCount;
       s.keep = std::stoll(match[1]);
     }
-  } else if (m == "s_nop" && i.operands.find("0x7a7") != std::string::npos) {
-    s.fallback_mark = true;  // fallback_mark_amdgcn.mlir
+  } else if (m == "s_nop" && i.operands.substr(0, i.operands.find_first_of(" \t")) == "15") {
+    s.fallback_mark = true;  // fallback_mark_amdgcn.mlir (LLVM's own hazard nops are s_nop 0-7)
   } else if (m == "s_endpgm") {
     s.ends = true;  // stores still in flight complete after the wave; not a wait it makes
   } else if (m == "s_setpc_b64") {

@@ -222,20 +222,26 @@ TEST(CodeFacts, MmaEpilogueIsOneRoundTripPerWave) {
 }
 
 // The tiled form's element-wise fallback carries its mark where the code
-// facts need it, on both targets: the tail is the staged path's (gfx950 N =
+// facts need it, on both targets, and only beside a staged path: the tail is the staged path's (gfx950 N =
 // 1536 M = 128: the K loop's last stages and the partials, attn loaded before
 // the K loop; sm_90 M = 64, whose wgmma tiles load attn before the loop too:
 // the partials). With the mark taken out of the same code object (s_nop
-// 0x7a7 -> s_nop 0; the PTX comment deleted) the fallback's attn loads and
+// 15 -> s_nop 0; the PTX comment deleted) the fallback's attn loads and
 // element stores count again (v90; the code before the mark: 4 and 2).
 TEST(CodeFacts, TiledFallbackIsMarkedOutOfTheTail) {
   struct Case {
     Target target;
-    int64_t m, marked, unmarked;
+    int64_t n, k, m, marked, unmarked, marks;
   };
-  for (const Case &k : {Case{Target::kGfx950, 128, 2, 3}, Case{Target::kSm90, 64, 1, 2}}) {
+  // N = 1003 (not whole 8-element pieces: EPI_STAGED 0): the element-wise
+  // epilogue is the only one, so it carries no mark and the tail is its own.
+  for (const Case &k : {Case{Target::kGfx950, 1536, 7168, 128, 2, 3, 1}, Case{Target::kSm90, 1536, 7168, 64, 1, 2, 1},
+                        Case{Target::kGfx950, 1003, 2048, 256, 4, 4, 0}, Case{Target::kSm90, 1003, 2048, 256, 2, 2, 0}}) {
+    SCOPED_TRACE("n=" + std::to_string(k.n));
     Contract c = gfx950(k.m);
     c.target = k.target;
+    c.n = k.n;
+    c.k = k.k;
     auto kernel = compile(c);
     ASSERT_TRUE(kernel.ok()) << kernel.status().message();
     ASSERT_EQ(kernel->report["template_file"], "mma_tiled") << target_name(k.target);
@@ -243,7 +249,7 @@ TEST(CodeFacts, TiledFallbackIsMarkedOutOfTheTail) {
     std::vector<uint8_t> code = kernel->binary.code;
     size_t marks = 0;
     if (k.target == Target::kGfx950) {
-      const uint8_t mark[4] = {0xa7, 0x07, 0x80, 0xbf};  // s_nop 0x7a7, little-endian
+      const uint8_t mark[4] = {0x0f, 0x00, 0x80, 0xbf};  // s_nop 15, little-endian
       for (size_t i = 0; i + 4 <= code.size(); i += 4)
         if (std::equal(mark, mark + 4, code.begin() + i)) code[i] = 0, code[i + 1] = 0, ++marks;
     } else {
@@ -252,7 +258,7 @@ TEST(CodeFacts, TiledFallbackIsMarkedOutOfTheTail) {
       for (size_t at; (at = text.find(mark)) != std::string::npos; ++marks) text.erase(at, mark.size());
       code.assign(text.begin(), text.end());
     }
-    EXPECT_EQ(marks, 1u) << target_name(k.target);
+    EXPECT_EQ(marks, size_t(k.marks)) << target_name(k.target);
     auto unmarked = read_code_facts(code, kernel->report.value("cpu", std::string()));
     ASSERT_TRUE(unmarked.ok()) << unmarked.status().message();
     EXPECT_EQ(unmarked->tail_round_trips, k.unmarked) << target_name(k.target);
