@@ -222,10 +222,10 @@ TEST(CodeFacts, MmaEpilogueIsOneRoundTripPerWave) {
 }
 
 // The tiled form's element-wise fallback carries its mark where the code
-// facts need it, on both targets, and only beside a staged path: the tail is the staged path's (gfx950 N =
-// 1536 M = 128: the K loop's last stages and the partials, attn loaded before
-// the K loop; sm_90 M = 64, whose wgmma tiles load attn before the loop too:
-// the partials). With the mark taken out of the same code object (s_nop
+// facts need it, on both targets, and only beside a staged path: the tail
+// is the staged path's (gfx950 N = 1536 M = 128: the K loop's last stages
+// and the partials, attn loaded before the K loop; sm_90 M = 64, whose
+// wgmma tiles load attn before the loop too: the partials). With the mark taken out of the same code object (s_nop
 // 15 -> s_nop 0; the PTX comment deleted) the fallback's attn loads and
 // element stores count again (v90; the code before the mark: 4 and 2).
 TEST(CodeFacts, TiledFallbackIsMarkedOutOfTheTail) {
