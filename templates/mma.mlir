@@ -29,7 +29,8 @@
 // blocks of one tile meet in a module-level workspace: each stores its block
 // sums, counts itself in; the last to arrive sums the SPLITS partials in
 // split order (independent of arrival order, no float atomics), applies the
-// epilogue and resets the counter for the next launch. Launches that overlap
+// epilogue and resets the counter for the next launch (or, with SPLIT_POLL,
+// the last split polls the others' partials: split_poll.mlir). Launches that overlap
 // must not share the module: the runtime loads one instance per stream.
 //
 // Parameters (compiler/src/kernel_plan.cpp):
@@ -65,6 +66,8 @@
 //   ${SPLITS} ${KSPLIT_ALL} ${SPLIT_K} (SPLITS > 1) ${TILES_N} (grid x)
 //   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters; 1 each
 //   without a split, folded away) ${DEVICE_SCOPE} (the fence's scope name)
+//   ${SPLIT_POLL} (1: the split meets by poll, split_poll.mlir) ${POLL_OTHERS}
+//   ${WS_INIT} (the workspace's initial value: zeroed for the poll)
 //   ${ELEMENTS} ${ELEMENTS_LAST} (TILES * 4 accumulator elements a lane
 //   holds, and that less 1) ${OWN} (ceil(ELEMENTS / KSPLIT): those a wave finishes)
 //   ${GROUP_OUTPUTS} (M_BLOCK x W_ROWS) ${BLOCK_OUTPUTS} ${SUMS} (GROUPS of
@@ -74,7 +77,7 @@
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_mma_partials : memref<${PARTIALS}xf32, #gpu.address_space<workgroup>>
-    memref.global "private" @gatejit_split_sums : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = uninitialized {alignment = 16}
+    memref.global "private" @gatejit_split_sums : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = ${WS_INIT} {alignment = 16}
     memref.global "private" @gatejit_split_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>> = dense<0>
     memref.global "private" @gatejit_split_last : memref<1xi32, #gpu.address_space<workgroup>>
     memref.global "private" @gatejit_mma_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>> {alignment = 16}
@@ -266,7 +269,19 @@ module attributes {gpu.container_module} {
       // The block's first output column (@out_groups_done: an fp8 out's group).
       %block_group0 = arith.muli %bid, %groups : index
       %out_col0 = arith.muli %block_group0, %w_rows : index
-      scf.if %split_k {
+      // How the block ends: with a K split the blocks of a row tile meet by
+      // arrival (every split stores, the last to arrive finishes) or by poll
+      // (SPLIT_POLL: every split but the last stores, the last polls;
+      // split_poll.mlir); without one, and as the polling split, the block
+      // finishes its sums from workgroup memory.
+      %poll = arith.constant ${SPLIT_POLL} : i1
+      %splits_last = arith.constant ${SPLITS_LAST} : index
+      %polling = arith.cmpi eq, %split, %splits_last : index
+      %no_poll = arith.xori %poll, %true : i1
+      %arrive = arith.andi %split_k, %no_poll : i1
+      %not_polling = arith.xori %polling, %true : i1
+      %store_only = arith.andi %poll, %not_polling : i1
+      scf.if %arrive {
         // The blocks of a row tile meet: each stores its sums, the last to
         // arrive adds all SPLITS in split order and finishes the outputs.
         %arrivals = memref.get_global @gatejit_split_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>>
@@ -297,22 +312,50 @@ module attributes {gpu.container_module} {
               : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
         }
       } else {
-        scf.for %o = %c0 to %own step %c1 {
-          %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
-              : (index, index, index) -> (index, index, index, i1)
-          scf.if %exists {
-            %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
-            %s_at = arith.addi %group_sums, %at : index
-            memref.store %dot, %sums[%s_at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
-          }
-        } {gatejit.unroll}
-        gpu.barrier
-        func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
-            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
-               memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-               index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
-        func.call @out_groups_done(%out, %tid, %out_col0, %mrow0, %m_i${OUT_SCALE_ARG})
-            : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
+        scf.if %store_only {
+          // A polled split: its sums that the polling split will read (rows
+          // inside M_I, pieces starting inside N), and done.
+          %vw = arith.constant ${VW} : index
+          %n = arith.constant ${N} : index
+          %group_col0 = arith.muli %group_index, %w_rows : index
+          scf.for %o = %c0 to %own step %c1 {
+            %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
+                : (index, index, index) -> (index, index, index, i1)
+            %row_in_block = arith.divui %at, %w_rows : index
+            %col_in_group = arith.remui %at, %w_rows : index
+            %row = arith.addi %mrow0, %row_in_block : index
+            %col_in_piece = arith.remui %col_in_group, %vw : index
+            %piece_col = arith.subi %col_in_group, %col_in_piece : index
+            %col = arith.addi %group_col0, %piece_col : index
+            %row_ok = arith.cmpi ult, %row, %m_i : index
+            %col_ok = arith.cmpi ult, %col, %n : index
+            %inside = arith.andi %row_ok, %col_ok : i1
+            %store = arith.andi %exists, %inside : i1
+            scf.if %store {
+              %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
+              %o_at = arith.addi %group_sums, %at : index
+              func.call @poll_store(%ws, %tile, %o_at, %split, %dot)
+                  : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index, index, f32) -> ()
+            }
+          } {gatejit.unroll}
+        } else {
+          scf.for %o = %c0 to %own step %c1 {
+            %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
+                : (index, index, index) -> (index, index, index, i1)
+            scf.if %exists {
+              %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
+              %s_at = arith.addi %group_sums, %at : index
+              memref.store %dot, %sums[%s_at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+            }
+          } {gatejit.unroll}
+          gpu.barrier
+          func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
+              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
+                 memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+                 index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
+          func.call @out_groups_done(%out, %tid, %out_col0, %mrow0, %m_i${OUT_SCALE_ARG})
+              : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
+        }
       }
       gpu.return
     }
@@ -418,6 +461,8 @@ module attributes {gpu.container_module} {
       %piece_slots = arith.constant ${PIECE_SLOTS} : index
       %splits = arith.constant ${SPLITS} : index
       %split_k = arith.constant ${SPLIT_K}
+      %poll = arith.constant ${SPLIT_POLL} : i1
+      %no_poll = arith.xori %poll, %true : i1
       %before = arith.constant ${ATTN_BEFORE_LOOP}
       %after = arith.constant ${ATTN_AFTER_LOOP}
       %attn_early = arith.ori %before, %after : i1
@@ -426,7 +471,18 @@ module attributes {gpu.container_module} {
         %at, %row, %col, %in = func.call @piece_place(%q, %tid, %bid, %mrow0, %m_i)
             : (index, index, index, index, index) -> (index, index, index, i1)
         scf.if %in {
-          %dots = scf.if %split_k -> (vector<${VW}xf32>) {
+          // The polling split loads attn before it polls: both in one round trip.
+          %attn_first = arith.ori %attn_early, %no_poll : i1
+          %a_polled = scf.if %attn_first -> (vector<${VW}x${T}>) {
+            %az = arith.constant dense<0.0> : vector<${VW}x${T}>
+            scf.yield %az : vector<${VW}x${T}>
+          } else {
+            %now = func.call @load_piece_attn(%attn, %row, %col, %aligned, %true)
+                : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
+            scf.yield %now : vector<${VW}x${T}>
+          }
+          %arrived = arith.andi %split_k, %no_poll : i1
+          %dots = scf.if %arrived -> (vector<${VW}xf32>) {
             // Split order, whatever the arrival order.
             %t = scf.for %s = %c0 to %splits step %c1 iter_args(%acc = %fzero) -> (vector<${VW}xf32>) {
               %base_s = func.call @split_base(%tile, %s) : (index, index) -> index
@@ -438,15 +494,29 @@ module attributes {gpu.container_module} {
             scf.yield %t : vector<${VW}xf32>
           } else {
             %x = vector.load %sums[%at] {alignment = 16} : memref<${SUMS}xf32, #gpu.address_space<workgroup>>, vector<${VW}xf32>
-            scf.yield %x : vector<${VW}xf32>
+            // The polling split: the others' partials in split order, then its own.
+            %all = scf.if %poll -> (vector<${VW}xf32>) {
+              %others = func.call @poll_piece(%ws, %tile, %at)
+                  : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index) -> vector<${VW}xf32>
+              %t = arith.addf %others, %x : vector<${VW}xf32>
+              scf.yield %t : vector<${VW}xf32>
+            } else {
+              scf.yield %x : vector<${VW}xf32>
+            }
+            scf.yield %all : vector<${VW}xf32>
           }
           %a = scf.if %attn_early -> (vector<${VW}x${T}>) {
             %pre = vector.extract %attn_pre[%q] : vector<${VW}x${T}> from vector<${PIECE_SLOTS}x${VW}x${T}>
             scf.yield %pre : vector<${VW}x${T}>
           } else {
-            %now = func.call @load_piece_attn(%attn, %row, %col, %aligned, %true)
-                : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
-            scf.yield %now : vector<${VW}x${T}>
+            %a_now = scf.if %poll -> (vector<${VW}x${T}>) {
+              scf.yield %a_polled : vector<${VW}x${T}>
+            } else {
+              %now = func.call @load_piece_attn(%attn, %row, %col, %aligned, %true)
+                  : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, i1, i1) -> vector<${VW}x${T}>
+              scf.yield %now : vector<${VW}x${T}>
+            }
+            scf.yield %a_now : vector<${VW}x${T}>
           }
           %scaled = func.call @scale_sums(%dots, %col${SCALE_ARG}) : (vector<${VW}xf32>, index${SCALE_TYPE}) -> vector<${VW}xf32>
           func.call @finish_piece(%out, %scaled, %a, %row, %col, %aligned)

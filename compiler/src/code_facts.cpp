@@ -27,7 +27,7 @@ struct Step {
   bool ends = false;               // the program ends here (ret, exit, s_endpgm)
   bool counts_in_order = false;    // AMD: the load/store sits in the vmcnt queue
   bool ordering_point = false;     // PTX: no load moves across it (stores, barriers, fences, loop headers)
-  bool meeting = false;            // a global atomic: workgroups meet (K split, fp8 out's bands)
+  bool meeting = false;            // a global atomic or device-scope access: workgroups meet (K split, fp8 out's bands)
   bool fallback_mark = false;      // @element_wise_fallback: the template marks that path (fallback_mark_*.mlir)
 };
 
@@ -422,6 +422,9 @@ Step amdgpu_step(const DisassembledInstruction &i) {
   Step s;
   const std::string &m = i.mnemonic;
   const bool vmem = m.rfind("global_", 0) == 0 || m.rfind("buffer_", 0) == 0 || m.rfind("flat_", 0) == 0;
+  // A load or store at device scope (sc1: past the XCD's L2) is the poll
+  // meeting's (split_poll.mlir); only it, fences and atomics carry sc1.
+  const bool device_scope = i.operands.find(" sc1") != std::string::npos;
   if (vmem && m.find("_lds_") != std::string::npos) {
     s.kind = Step::kAsyncCopy;
     s.bytes = amdgpu_access_bytes(m);
@@ -429,11 +432,12 @@ Step amdgpu_step(const DisassembledInstruction &i) {
   } else if (vmem && m.find("_load") != std::string::npos) {
     s.kind = Step::kLoad;
     s.bytes = amdgpu_access_bytes(m);
+    s.meeting = device_scope;
   } else if (vmem && (m.find("_store") != std::string::npos || m.find("_atomic") != std::string::npos)) {
     s.kind = Step::kStore;
     s.bytes = amdgpu_access_bytes(m);
     s.counts_in_order = true;
-    s.meeting = m.find("_atomic") != std::string::npos;
+    s.meeting = m.find("_atomic") != std::string::npos || device_scope;
   } else if (m == "s_waitcnt") {
     static const std::regex vmcnt(R"(vmcnt\((\d+)\))");
     std::smatch match;
@@ -573,7 +577,10 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
                        op.rfind("red.", 0) == 0 || op.rfind("bar", 0) == 0 || op.rfind("fence", 0) == 0 ||
                        op.rfind("membar", 0) == 0;
     // (Scope and semantics may come before the state space: atom.acq_rel.gpu.global.)
-    s.meeting = (op.rfind("atom.", 0) == 0 || op.rfind("red.", 0) == 0) && op.find(".shared") == std::string::npos;
+    // (And the poll meeting's relaxed loads and stores: split_poll.mlir.)
+    s.meeting = (op.rfind("atom.", 0) == 0 || op.rfind("red.", 0) == 0 || op.rfind("ld.relaxed.", 0) == 0 ||
+                 op.rfind("st.relaxed.", 0) == 0) &&
+                op.find(".shared") == std::string::npos;
     s.unconditional = !target.empty() && !guarded;
     s.ends = !guarded && (op == "ret" || op == "exit");
     branch_label.push_back(target);

@@ -344,6 +344,7 @@ struct MmaTuning {
   // clamped copies, never stored); 0: all 16 MT (v83).
   int64_t m_stride = 0;
   int64_t splits = 1;  // K split across workgroups (grid z), meeting in a workspace
+  bool poll = false;   // the split's meeting by poll, not by arrival (split_poll.mlir)
   bool grid_resident = false;  // KernelPlan::grid_resident (the unsplit rows)
 };
 constexpr int64_t kMmaInstrK = 32;  // K per vector column: two m16n8k16, or one 16x16x32
@@ -414,6 +415,10 @@ int64_t workgroups_held(const TargetInfo &ti, int64_t waves_per_group) {
 int64_t streamed_tiles(const Contract &c, const MmaTuning &t) {
   const int64_t n_per_block = t.groups * t.rt * t.frag.tile_w;
   return (c.n + n_per_block - 1) / n_per_block * ((c.m_max + t.m_stride - 1) / t.m_stride);
+}
+// The split grid fits one round of the workgroups the GPU holds.
+bool split_fits_a_round(const Contract &c, const MmaTuning &t) {
+  return streamed_tiles(c, t) * t.splits <= workgroups_held(target_info(c.target), t.groups * t.ksplit);
 }
 int64_t amd_k_splits(const Contract &c, const MmaTuning &t, int64_t cus, int64_t min_splits) {
   const int64_t tiles = streamed_tiles(c, t);
@@ -632,6 +637,18 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   // The K split across workgroups, for the block the caps above left.
   if (target_is_amdgpu(c.target) && c.m_max > 16 && !amd_unsplit && !overrides.contains("splits"))
     t.splits = amd_k_splits(c, t, cus, !amd_mid ? 1 : amd_eight_waves ? kAmdEightWaveMinSplits : kAmdMidMinSplits);
+  // The split meets by poll (split_poll.mlir) where its grid fits one round
+  // of the workgroups the GPU holds: every split the polling one waits for
+  // is then running beside it. Session 18, the H200, same plans: one round
+  // 4-11% faster than the arrival (gfx950's plans at M = 49-96), 2.9 rounds
+  // 34% slower (the polls spin beside splits still streaming). Not by
+  // default with an e4m3 weight: its block scales leave the polls no room in
+  // 64 VGPRs (gfx950 N = 1536 M = 64: 68, 7.11 -> 8.46 µs predicted). poll=0
+  // keeps the arrival; poll=1 asks for it with any weight.
+  const auto poll_asked = overrides.find("poll");
+  const bool poll_default = c.dtype_weight != DType::kFP8E4M3;
+  t.poll = t.splits > 1 && split_fits_a_round(c, t) &&
+           (poll_asked == overrides.end() ? poll_default : poll_asked->second != 0);
   const int64_t live_h_loads = std::min(mt * t.frag.h_loads, (c.m_max + t.frag.h_stride - 1) / t.frag.h_stride);
   // A weight vector is 8 elements: 4 registers (16-bit) or 2 (e4m3).
   const int64_t regs_per_step = t.vecs * (t.rt * 2 * dtype_bytes(c.dtype_weight) + 4 * live_h_loads);
@@ -719,6 +736,12 @@ void plan_mma(KernelPlan &p) {
   set("SPLITS_LAST", t.splits - 1);
   set("KSPLIT_ALL", ksplit_all);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
+  const bool poll = t.splits > 1 && t.poll;
+  P["SPLIT_POLL"] = poll ? "1" : "0";
+  set("POLL_OTHERS", std::max<int64_t>(1, t.splits - 1));
+  // The poll meeting reads zero as "not yet": its workspace starts zeroed
+  // (the polling split zeroes what it read).
+  P["WS_INIT"] = poll ? "dense<0.0>" : "uninitialized";
   set("TILES_N", tiles_n);
   // The epilogue's pieces: VW consecutive columns of one row (16 bytes),
   // thread tid taking pieces tid, tid + BLOCK, ... of the rows a block can
@@ -764,7 +787,8 @@ void plan_mma(KernelPlan &p) {
   P["W_RUN_LOAD"] = fp8 && !target_is_amdgpu(c.target) ? "true" : "false";
   set("W_RUN", 8 * t.vecs);
   set("W_RUN_ALIGN", std::min<int64_t>(16, 8 * t.vecs * dtype_bytes(c.dtype_weight)));
-  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival", prefetch_snippet(c.target)};
+  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival", "split_poll",
+                prefetch_snippet(c.target)};
   const bool per_channel = c.weight_scale == WeightScale::kPerChannel;
   p.snippets.push_back(per_channel ? "scale_sums_per_channel" : "scale_sums_none");
   if (c.weight_scale != WeightScale::kBlock128) p.snippets.push_back("step_scales_none");
@@ -774,10 +798,10 @@ void plan_mma(KernelPlan &p) {
                                          per_channel ? "accumulate_per_channel" : "accumulate_block128",
                                          decode_e4m3_snippet(c.target)});
   set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), n_per_block, m_stride, block);
-  p.tuning_keys = {"RT", "MT", "M_STRIDE", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS", "VW"};
+  p.tuning_keys = {"RT", "MT", "M_STRIDE", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS", "SPLIT_POLL", "VW"};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_stride,
              .product_rows_per_block = m_block,
-             .splits = t.splits, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
+             .splits = t.splits, .split_poll = poll, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
   p.geometry = {uint32_t(block), uint32_t(n_per_block), false,
                 uint32_t(c.m_max > m_stride ? m_stride : 0), uint32_t(t.splits)};
 }
@@ -911,7 +935,7 @@ constexpr int64_t kAmdRoundsTiledFromM = 49;  // v85: below, v70's and v83's uns
 // workgroups the GPU holds.
 bool streamed_split_exceeds_a_round(const Contract &c) {
   const MmaTuning t = mma_tuning(c, {});
-  return t.splits > 1 && streamed_tiles(c, t) * t.splits > workgroups_held(target_info(c.target), t.groups * t.ksplit);
+  return t.splits > 1 && !split_fits_a_round(c, t);
 }
 std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
   if (!target_is_amdgpu(c.target)) return std::nullopt;

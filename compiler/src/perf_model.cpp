@@ -41,6 +41,10 @@ double round_quantisation(const TargetInfo &t, int64_t tiles, int64_t held, int6
 // last block's acquire before it loads (v52: the H200 measured 1.5-1.8 µs
 // for one round of meetings where two round trips predicted 1.1; perf-notes).
 constexpr int64_t kSplitMeetingRoundTrips = 3;
+// The poll meeting's (split_poll.mlir) besides the polls' loads, which the
+// replay counts: a producer's stores reaching L2 before the poll that sees
+// them (session 18: the H200's A/B of the same plans).
+constexpr int64_t kSplitPollRoundTrips = 1;
 
 }  // namespace
 
@@ -146,7 +150,8 @@ Prediction predict(const ModelInput &in) {
   // the last block of a band re-reads it (v66); generic's groups stay in
   // their workgroup.
   const bool band_meeting = c.fp8_out() && plan.form != "generic";
-  const int64_t meeting = (plan.splits > 1 ? kSplitMeetingRoundTrips : 0) + (band_meeting ? kSplitMeetingRoundTrips : 0);
+  const int64_t split_meeting = plan.splits <= 1 ? 0 : plan.split_poll ? kSplitPollRoundTrips : kSplitMeetingRoundTrips;
+  const int64_t meeting = split_meeting + (band_meeting ? kSplitMeetingRoundTrips : 0);
   const double tail = double(in.code.tail_round_trips) + double(std::max<int64_t>(0, plan.reduction_rounds - 1)) +
                       double(meeting);
   // A split grid larger than what the GPU holds at once meets in rounds, and

@@ -163,23 +163,30 @@ TEST(Fp8OutPlan, KSplitKeepsEachBarrierOneInstruction) {
                         Case{Target::kGfx950, 64, "", "\ts_barrier"},
                         Case{Target::kGfx950, 100, "", "\ts_barrier"},
                         Case{Target::kGfx950, 512, "", "\ts_barrier"}}) {
-    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m));
-    ScopedMmaTuning tuning{k.tuning};
+   // Both meetings: the arrival (poll=0) and, where the grid fits one
+   // round, the poll (v93), whose polling split has the barriers.
+   for (const bool poll : {false, true}) {
+    const std::string tuning_text = std::string(k.tuning) + (poll ? "" : (*k.tuning ? ",poll=0" : "poll=0"));
+    SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m) + " " + tuning_text);
+    ScopedMmaTuning tuning{tuning_text.c_str()};
     const Contract c = fp8_out(k.target, TemplateKind::kMma, k.m);
     auto compiled = compiler::compile(c);
     ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
     ASSERT_GT(compiled->report["tuning"].value("SPLITS", 1), 1) << "the case must split K";
+    const bool polls = compiled->report["tuning"].value("SPLIT_POLL", 0) == 1;
+    if (!poll) ASSERT_FALSE(polls);
     auto gpu = compiler::emit_stage(c, compiler::Stage::kGpu);
     ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
     const int template_barriers = count_of(*gpu, "gpu.barrier");
     ASSERT_EQ(count_of(*gpu, "call @out_groups_done"), 1);
-    ASSERT_EQ(count_of(*gpu, "call @split_arrive"), 1);
+    ASSERT_EQ(count_of(*gpu, "call @split_arrive"), polls ? 0 : 1);
     const std::string isa = isa_of(c);
     EXPECT_EQ(count_of(isa, k.barrier), template_barriers);
     // And no helper left as a call: a duplicated call to a helper with a
     // barrier would keep the count (before v88, M = 512 kept
     // @out_groups_done as a call on gfx950).
     EXPECT_EQ(count_of(isa, k.target == Target::kGfx950 ? "s_swappc_b64" : "\tcall"), 0);
+   }
   }
 }
 
