@@ -3,7 +3,9 @@
     // partials bit-inverted into a workspace that reads zero between
     // launches (NaNs are made canonical first, so no stored word is zero).
     // The last split, which the GPU dispatches after every other (grid z is
-    // the slowest dimension: every split it waits for has started), polls a
+    // the slowest dimension: every split it waits for has started; AMD's
+    // dispatcher is in order, CUDA's is in practice but not by promise, and
+    // the planner polls only where the grid fits one round), polls a
     // piece's words until none reads zero, adds them in split order and
     // zeroes them again for the next launch. Each word carries its own
     // "ready", so no order between words is needed: the accesses are relaxed

@@ -531,13 +531,17 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
     const std::string args = t.size() > op.size() ? t.substr(op.size()) : "";
     Step s;
     std::string target;
-    if (op.rfind("ld.global", 0) == 0) {
+    // The poll meeting's relaxed device-scope accesses (split_poll.mlir) are
+    // global loads and stores too: ld.relaxed.gpu.global, st.relaxed...
+    const bool relaxed_global = (op.rfind("ld.relaxed.", 0) == 0 || op.rfind("st.relaxed.", 0) == 0) &&
+                                op.find(".global") != std::string::npos;
+    if (op.rfind("ld.global", 0) == 0 || (relaxed_global && op[0] == 'l')) {
       s.kind = Step::kLoad;
       s.bytes = ptx_type_bytes(op);
       const size_t bracket = args.find(", [");
       s.regs = ptx_registers(args.substr(0, bracket));
       if (bracket != std::string::npos) s.address = ptx_registers(args.substr(bracket));
-    } else if (op.rfind("st.global", 0) == 0) {
+    } else if (op.rfind("st.global", 0) == 0 || (relaxed_global && op[0] == 's')) {
       s.kind = Step::kStore;
       s.bytes = ptx_type_bytes(op);
     } else if (op.rfind("cp.async.bulk.tensor", 0) == 0) {

@@ -638,10 +638,12 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   if (target_is_amdgpu(c.target) && c.m_max > 16 && !amd_unsplit && !overrides.contains("splits"))
     t.splits = amd_k_splits(c, t, cus, !amd_mid ? 1 : amd_eight_waves ? kAmdEightWaveMinSplits : kAmdMidMinSplits);
   // The split meets by poll (split_poll.mlir) where its grid fits one round
-  // of the workgroups the GPU holds: every split the polling one waits for
-  // is then running beside it. Session 18, the H200, same plans: one round
-  // 4-11% faster than the arrival (gfx950's plans at M = 49-96), 2.9 rounds
-  // 34% slower (the polls spin beside splits still streaming). Not by
+  // of the workgroups the GPU holds (by waves): every split the polling one
+  // waits for is then running beside it. Session 18, the H200, same plans:
+  // gfx950's plans at M = 49-96 in one round 3-13% faster than the arrival
+  // (a forced 4-way split from -19% to +1.5%), 1.45 rounds 11% faster, 2.9
+  // rounds 34% slower (the polls spin beside splits still streaming); one
+  // round is the conservative side of that crossover. Not by
   // default with an e4m3 weight: its block scales leave the polls no room in
   // 64 VGPRs (gfx950 N = 1536 M = 64: 68, 7.11 -> 8.46 µs predicted). poll=0
   // keeps the arrival; poll=1 asks for it with any weight.

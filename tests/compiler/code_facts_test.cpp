@@ -38,6 +38,27 @@ $L__BB0_1:
   EXPECT_DOUBLE_EQ(f.bytes_in_flight_at_wait, 48);
 }
 
+// The poll meeting (split_poll.mlir, v93) on PTX: its relaxed device-scope
+// stores end the straight-line main region, as the arrival's atomic does,
+// and its relaxed loads are global loads of the tail (one round trip, with
+// the attn load issued beside them). Before, `ld.relaxed` was no load at
+// all and the tail counted only the attn load.
+TEST(CodeFacts, PollMeetingLoadsAreTheTail) {
+  const CodeFacts f = ptx_facts_of(R"(
+	ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];
+	ld.global.nc.v4.u32 {%r5, %r6, %r7, %r8}, [%rd2];
+	add.s32 %r9, %r1, %r5;
+	st.relaxed.gpu.global.b32 [%rd3], %r9;
+	ld.relaxed.gpu.global.b32 %r10, [%rd4];
+	ld.relaxed.gpu.global.b32 %r11, [%rd5];
+	add.s32 %r12, %r10, %r11;
+	st.global.b32 [%rd6], %r12;
+	ret;
+)");
+  EXPECT_FALSE(f.loop_found);
+  EXPECT_EQ(f.tail_round_trips, 1);
+}
+
 // The assembler issues a load before an earlier load's use when its address
 // does not come from loaded data: one round trip.
 TEST(CodeFacts, IndependentLoadsRideOneRoundTrip) {
