@@ -1,6 +1,6 @@
 // Helpers shared by the compiler test files: a temporary directory, whole-file
 // reads, running the gatejit tool, a scoped tuning override, the seed
-// contract (support/seed_contract.h).
+// contract (support/seed_contract.h), a contract's ISA from the real pipeline.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
 #include "support/seed_contract.h"
 
@@ -93,6 +94,14 @@ inline CliResult gatejit_cli(const TempDir &dir, const std::string &args) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+// The code object's text (AMDGPU disassembly, or PTX) of a contract; empty,
+// with a test failure, where it does not compile.
+inline std::string isa_of(const Contract &c) {
+  auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
+  EXPECT_TRUE(isa.ok()) << isa.status().to_string();
+  return isa.ok() ? *isa : std::string();
 }
 
 }  // namespace gatejit::testing_support

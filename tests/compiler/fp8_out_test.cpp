@@ -32,12 +32,6 @@ Contract fp8_out(Target t, TemplateKind tk, int64_t m, int64_t n = 1536, int64_t
   return c;
 }
 
-std::string isa_of(const Contract &c) {
-  auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
-  EXPECT_TRUE(isa.ok()) << isa.status().to_string();
-  return isa.ok() ? *isa : std::string();
-}
-
 struct Form {
   Target target;
   TemplateKind kind;

@@ -24,12 +24,6 @@ Contract split_row(Target t, int64_t m) {
   return c;
 }
 
-std::string isa_of(const Contract &c) {
-  auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
-  EXPECT_TRUE(isa.ok()) << isa.status().to_string();
-  return isa.ok() ? *isa : std::string();
-}
-
 struct Meeting {
   const char *atomic, *fence, *poll_load, *poll_store;
 };
