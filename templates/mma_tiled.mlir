@@ -43,6 +43,8 @@
 // does not depend on arrival order), applies the epilogue and resets the
 // counter for the next launch. Launches that overlap must not share the
 // module: the runtime loads one instance per stream (docs/runtime.md).
+// With SPLIT_POLL the blocks meet by poll instead (split_poll_tile.mlir):
+// every split but the last stores its partials, the last polls them.
 //
 // Parameters (compiler/src/kernel_plan.cpp):
 //   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${WARPS_N} ${RT} ${MT} ${TILES} ${TILE_W}
@@ -61,6 +63,8 @@
 //   ${KT} (K / BK tiles) ${SPLITS} ${SPLIT_K} (SPLITS > 1) ${TILES_N}
 //   ${W_CPT} ${H_CPT} (16-byte chunks each thread copies per stage)
 //   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters)
+//   ${WS_INIT} (the workspace's initial value: zeroed for the poll)
+//   ${SPLIT_POLL} (1: the split meets by poll) and its POLL_* rounds
 //   ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
 //   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}
 //   ${ACC} (the products' accumulator type)
@@ -85,7 +89,7 @@
 //   bounds registers per thread)
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
-    memref.global "private" @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = uninitialized {alignment = 16}
+    memref.global "private" @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = ${WS_INIT} {alignment = 16}
     memref.global "private" @gatejit_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>> = dense<0>
 
     gpu.func @${SYMBOL}(%hidden: memref<${H_SIZE}x${T}, #gpu.address_space<global>>,
@@ -333,19 +337,33 @@ ${PICK_STAGE}
       // is reused (the K-split flag, the staged epilogue) or released.
       func.call @copies_done() : () -> ()
 
-      // K split across blocks: the last block of a tile to arrive finishes it.
+      // K split across blocks: the last block of a tile to arrive finishes
+      // it, or with SPLIT_POLL the last split polls the others' partials
+      // (split_poll_tile.mlir).
       %split_k = arith.constant ${SPLIT_K}
+      %poll = arith.constant ${SPLIT_POLL} : i1
       %done:2 = scf.if %split_k -> (vector<${TILES}x4xf32>, i1) {
         // (Globals are taken here: a callee that takes one is not inlined.)
         %ws = memref.get_global @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>>
-        %arrivals = memref.get_global @gatejit_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>>
-        %flag = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
-            to memref<1xi32, #gpu.address_space<workgroup>>
-        %sum, %last = func.call @combine_splits(%acc, %ws, %arrivals, %flag, %bx, %by, %bz, %tid)
-            : (vector<${TILES}x4xf32>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-               memref<${WS_TILES}xi32, #gpu.address_space<global>>, memref<1xi32, #gpu.address_space<workgroup>>,
-               index, index, index, index) -> (vector<${TILES}x4xf32>, i1)
-        scf.yield %sum, %last : vector<${TILES}x4xf32>, i1
+        %met:2 = scf.if %poll -> (vector<${TILES}x4xf32>, i1) {
+          %tiles_n_p = arith.constant ${TILES_N} : index
+          %row_tiles_p = arith.muli %by, %tiles_n_p : index
+          %tile_p = arith.addi %row_tiles_p, %bx : index
+          %sum_p, %last_p = func.call @poll_combine(%acc, %ws, %tile_p, %bz, %tid)
+              : (vector<${TILES}x4xf32>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index, index)
+              -> (vector<${TILES}x4xf32>, i1)
+          scf.yield %sum_p, %last_p : vector<${TILES}x4xf32>, i1
+        } else {
+          %arrivals = memref.get_global @gatejit_arrivals : memref<${WS_TILES}xi32, #gpu.address_space<global>>
+          %flag = memref.view %smem[%c0][] : memref<?xi8, #gpu.address_space<workgroup>>
+              to memref<1xi32, #gpu.address_space<workgroup>>
+          %sum, %last = func.call @combine_splits(%acc, %ws, %arrivals, %flag, %bx, %by, %bz, %tid)
+              : (vector<${TILES}x4xf32>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+                 memref<${WS_TILES}xi32, #gpu.address_space<global>>, memref<1xi32, #gpu.address_space<workgroup>>,
+                 index, index, index, index) -> (vector<${TILES}x4xf32>, i1)
+          scf.yield %sum, %last : vector<${TILES}x4xf32>, i1
+        }
+        scf.yield %met#0, %met#1 : vector<${TILES}x4xf32>, i1
       } else {
         scf.yield %acc, %true : vector<${TILES}x4xf32>, i1
       }

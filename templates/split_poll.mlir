@@ -1,23 +1,17 @@
-    // The poll meeting of a K split (mma with SPLIT_POLL): no release fence,
-    // no arrival counter, no acquire. Every split but the last stores its
-    // partials bit-inverted into a workspace that reads zero between
-    // launches (NaNs are made canonical first, so no stored word is zero).
-    // The last split, which the GPU dispatches after every other (grid z is
-    // the slowest dimension: every split it waits for has started; AMD's
-    // dispatcher is in order, CUDA's is in practice but not by promise, and
-    // the planner polls only where the grid fits one round), polls a
-    // piece's words until none reads zero, adds them in split order and
-    // zeroes them again for the next launch. Each word carries its own
-    // "ready", so no order between words is needed: the accesses are relaxed
-    // atomics at ${DEVICE_SCOPE} scope (on gfx950 they pass the XCD's L2).
-    // The workspace is the arrival's (@split_base: split-major, so a
-    // producer's stores fill whole lines and no two splits share one; with
-    // an output's splits side by side the H200 ran 1.2-1.7x slower). A
-    // split's words of a piece are addressed from its first by constant
-    // offsets, not each from its own 64-bit address (2 registers a word: 82
-    // VGPRs against 54 at gfx950 M = 96).
-    //   ${WS_SIZE} ${POLL_OTHERS} (SPLITS - 1, at least 1:
-    //   the splits the last one polls) ${VW}
+    // The poll meeting of a K split (SPLIT_POLL; mma: split_poll_pieces.mlir,
+    // mma_tiled: split_poll_tile.mlir): no release fence, no arrival counter,
+    // no acquire. Every split but the last stores its partials bit-inverted
+    // into a workspace that reads zero between launches (NaNs are made
+    // canonical first, so no stored word is zero). The last split, which the
+    // GPU dispatches after every other (grid z is the slowest dimension:
+    // every split it waits for has started; AMD's dispatcher is in order,
+    // CUDA's is in practice but not by promise, and the planner polls only
+    // where the grid fits one round), polls its words until none reads zero,
+    // adds them in split order and zeroes them again for the next launch.
+    // Each word carries its own "ready", so no order between words is
+    // needed: the accesses are relaxed atomics at ${DEVICE_SCOPE} scope (on
+    // gfx950 they pass the XCD's L2). These are the words' accesses.
+    //   ${WS_SIZE}
 
     // The word at ws[at], for the atomics (which take a pointer).
     func.func private @poll_word(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %at: index) -> !llvm.ptr<1> {
@@ -30,91 +24,100 @@
       return %p : !llvm.ptr<1>
     }
 
-    // The first word of split s's partials of the piece at `at`.
-    func.func private @piece_word(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %tile: index, %s: index,
-                                  %at: index) -> !llvm.ptr<1> {
-      %base = func.call @split_base(%tile, %s) : (index, index) -> index
-      %first = arith.addi %base, %at : index
-      %p = func.call @poll_word(%ws, %first) : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index) -> !llvm.ptr<1>
-      return %p : !llvm.ptr<1>
-    }
-
-    // Output j of a piece from the piece's first word: a constant offset
-    // once unrolled.
+    // The word j after p: a constant offset once unrolled (so a split's
+    // words are addressed from one pointer, not each from its own 64-bit
+    // address: 2 registers a word, 82 VGPRs against 54 at gfx950 M = 96).
     func.func private @poll_offset(%p: !llvm.ptr<1>, %j: index) -> !llvm.ptr<1> {
       %k = arith.index_cast %j : index to i32
       %pj = llvm.getelementptr %p[%k] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
       return %pj : !llvm.ptr<1>
     }
 
-    // A producer's partial for output `o` (its place among the block's
-    // outputs) of split s: canonical NaN, inverted, stored.
-    func.func private @poll_store(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %tile: index, %o: index,
-                                  %s: index, %x: f32) {
+    // A producer's partial x: canonical NaN, inverted, stored at ws[at].
+    func.func private @poll_put(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %at: index, %x: f32) {
       %nan = arith.constant 0x7FC00000 : i32
       %ones = arith.constant -1 : i32
       %bits = arith.bitcast %x : f32 to i32
       %is_nan = arith.cmpf uno, %x, %x : f32
       %canon = arith.select %is_nan, %nan, %bits : i32
       %word = arith.xori %canon, %ones : i32
-      %base = func.call @split_base(%tile, %s) : (index, index) -> index
-      %at = arith.addi %base, %o : index
       %p = func.call @poll_word(%ws, %at) : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index) -> !llvm.ptr<1>
       llvm.store %word, %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 4 : i64} : i32, !llvm.ptr<1>
       return
     }
 
-    // The sum, in split order, of the other splits' partials of the piece at
-    // `at` (its first output's place among the block's), once every word has
-    // arrived; the words are then zeroed. All of a poll's loads are issued
-    // before it looks at any.
-    func.func private @poll_piece(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %tile: index, %at: index)
-        -> vector<${VW}xf32> {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %others = arith.constant ${POLL_OTHERS} : index
-      %vw = arith.constant ${VW} : index
-      %false = arith.constant false
+    // The word at p as it is now (zero: not yet stored).
+    func.func private @poll_get(%p: !llvm.ptr<1>) -> i32 {
+      %x = llvm.load %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+      return %x : i32
+    }
+
+    // A word read: zero for the next launch (stream order puts that
+    // launch's stores after this one).
+    func.func private @poll_clear(%p: !llvm.ptr<1>) {
       %zero = arith.constant 0 : i32
-      %ones = arith.constant dense<-1> : vector<${VW}xi32>
-      %wzero = arith.constant dense<0> : vector<${POLL_OTHERS}x${VW}xi32>
-      %fzero = arith.constant dense<0.0> : vector<${VW}xf32>
-      %words = scf.while (%unused = %false) : (i1) -> vector<${POLL_OTHERS}x${VW}xi32> {
-        %w, %missing = scf.for %s = %c0 to %others step %c1 iter_args(%v = %wzero, %m = %false)
-            -> (vector<${POLL_OTHERS}x${VW}xi32>, i1) {
-          %ps = func.call @piece_word(%ws, %tile, %s, %at)
-              : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index, index) -> !llvm.ptr<1>
-          %v2, %m2 = scf.for %j = %c0 to %vw step %c1 iter_args(%vj = %v, %mj = %m) -> (vector<${POLL_OTHERS}x${VW}xi32>, i1) {
-            %p = func.call @poll_offset(%ps, %j) : (!llvm.ptr<1>, index) -> !llvm.ptr<1>
-            %x = llvm.load %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 4 : i64} : !llvm.ptr<1> -> i32
-            %vj2 = vector.insert %x, %vj[%s, %j] : i32 into vector<${POLL_OTHERS}x${VW}xi32>
-            %empty = arith.cmpi eq, %x, %zero : i32
-            %mj2 = arith.ori %mj, %empty : i1
-            scf.yield %vj2, %mj2 : vector<${POLL_OTHERS}x${VW}xi32>, i1
-          } {gatejit.unroll}
-          scf.yield %v2, %m2 : vector<${POLL_OTHERS}x${VW}xi32>, i1
-        } {gatejit.unroll}
-        scf.condition(%missing) %w : vector<${POLL_OTHERS}x${VW}xi32>
-      } do {
-      ^bb0(%w: vector<${POLL_OTHERS}x${VW}xi32>):
-        scf.yield %false : i1
-      }
-      %sum = scf.for %s = %c0 to %others step %c1 iter_args(%acc = %fzero) -> (vector<${VW}xf32>) {
-        %w = vector.extract %words[%s] : vector<${VW}xi32> from vector<${POLL_OTHERS}x${VW}xi32>
-        %bits = arith.xori %w, %ones : vector<${VW}xi32>
-        %x = arith.bitcast %bits : vector<${VW}xi32> to vector<${VW}xf32>
-        %acc2 = arith.addf %acc, %x : vector<${VW}xf32>
-        scf.yield %acc2 : vector<${VW}xf32>
-      } {gatejit.unroll}
-      // Read: zero for the next launch (stream order puts that launch's
-      // stores after these).
-      scf.for %s = %c0 to %others step %c1 {
-        %ps = func.call @piece_word(%ws, %tile, %s, %at)
-            : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index, index, index) -> !llvm.ptr<1>
-        scf.for %j = %c0 to %vw step %c1 {
-          %p = func.call @poll_offset(%ps, %j) : (!llvm.ptr<1>, index) -> !llvm.ptr<1>
-          llvm.store %zero, %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 4 : i64} : i32, !llvm.ptr<1>
-        } {gatejit.unroll}
-      } {gatejit.unroll}
-      return %sum : vector<${VW}xf32>
+      llvm.store %zero, %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 4 : i64} : i32, !llvm.ptr<1>
+      return
+    }
+
+    // The partial a word holds.
+    func.func private @poll_value(%w: i32) -> f32 {
+      %ones = arith.constant -1 : i32
+      %bits = arith.xori %w, %ones : i32
+      %x = arith.bitcast %bits : i32 to f32
+      return %x : f32
+    }
+
+    // Words in pairs (mma_tiled): two partials in one 64-bit relaxed
+    // access, half the loads a poll issues (gfx950 counts at most 63 in
+    // flight). A pair is stored whole, so it reads zero until both are there.
+    func.func private @poll_put_pair(%ws: memref<${WS_SIZE}xf32, #gpu.address_space<global>>, %at: index, %x0: f32,
+                                     %x1: f32) {
+      %nan = arith.constant 0x7FC00000 : i32
+      %ones = arith.constant -1 : i32
+      %c32 = arith.constant 32 : i64
+      %b0 = arith.bitcast %x0 : f32 to i32
+      %b1 = arith.bitcast %x1 : f32 to i32
+      %n0 = arith.cmpf uno, %x0, %x0 : f32
+      %n1 = arith.cmpf uno, %x1, %x1 : f32
+      %c0 = arith.select %n0, %nan, %b0 : i32
+      %c1 = arith.select %n1, %nan, %b1 : i32
+      %w0 = arith.xori %c0, %ones : i32
+      %w1 = arith.xori %c1, %ones : i32
+      %lo = arith.extui %w0 : i32 to i64
+      %hi32 = arith.extui %w1 : i32 to i64
+      %hi = arith.shli %hi32, %c32 : i64
+      %pair = arith.ori %lo, %hi : i64
+      %p = func.call @poll_word(%ws, %at) : (memref<${WS_SIZE}xf32, #gpu.address_space<global>>, index) -> !llvm.ptr<1>
+      llvm.store %pair, %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+      return
+    }
+
+    // The pair j after p (pairs, not words).
+    func.func private @poll_pair_offset(%p: !llvm.ptr<1>, %j: index) -> !llvm.ptr<1> {
+      %k = arith.index_cast %j : index to i32
+      %pj = llvm.getelementptr %p[%k] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i64
+      return %pj : !llvm.ptr<1>
+    }
+
+    func.func private @poll_get_pair(%p: !llvm.ptr<1>) -> i64 {
+      %x = llvm.load %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+      return %x : i64
+    }
+
+    func.func private @poll_clear_pair(%p: !llvm.ptr<1>) {
+      %zero = arith.constant 0 : i64
+      llvm.store %zero, %p atomic syncscope("${DEVICE_SCOPE}") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+      return
+    }
+
+    // The two partials a pair holds.
+    func.func private @poll_pair_values(%w: i64) -> (f32, f32) {
+      %c32 = arith.constant 32 : i64
+      %lo = arith.trunci %w : i64 to i32
+      %hi64 = arith.shrui %w, %c32 : i64
+      %hi = arith.trunci %hi64 : i64 to i32
+      %x0 = func.call @poll_value(%lo) : (i32) -> f32
+      %x1 = func.call @poll_value(%hi) : (i32) -> f32
+      return %x0, %x1 : f32, f32
     }

@@ -772,7 +772,6 @@ void plan_mma(KernelPlan &p) {
   // declarations well-formed.
   set("WS_SIZE", t.splits > 1 ? tiles_n * tiles_m * t.splits * groups * group_outputs : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
-  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   set_fragment_params(P, c);
   // The weight's entry points: @accumulate_step (16-bit fragments as
   // loaded, or e4m3 decoded to the hidden's type, block scales per step)
@@ -789,7 +788,7 @@ void plan_mma(KernelPlan &p) {
   P["W_RUN_LOAD"] = fp8 && !target_is_amdgpu(c.target) ? "true" : "false";
   set("W_RUN", 8 * t.vecs);
   set("W_RUN_ALIGN", std::min<int64_t>(16, 8 * t.vecs * dtype_bytes(c.dtype_weight)));
-  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival", "split_poll",
+  p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival", "split_poll", "split_poll_pieces",
                 prefetch_snippet(c.target)};
   const bool per_channel = c.weight_scale == WeightScale::kPerChannel;
   p.snippets.push_back(per_channel ? "scale_sums_per_channel" : "scale_sums_none");
@@ -890,6 +889,7 @@ struct TiledTuning {
   // looping over tiles, in bands of `dies` and groups of `tile_group_m` tile
   // rows; 0: a workgroup per tile.
   int64_t persistent_workgroups = 0, dies = 1, tile_group_m = 1;
+  bool poll = false;  // the K split meets by poll, not by arrival (split_poll_tile.mlir)
 };
 
 // gfx950's tiled shapes (weight rows x hidden rows, 2 x 2 waves), the
@@ -1114,10 +1114,12 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   // Its K loop too (the ring of STAGES slots, the refill past the end);
   // only its LDS globals and their select stay gfx950's. Other keys do not
   // apply with it; a shape sm_90 cannot take keeps sm_90's table.
-  // (persistent=0|1 applies to it too: the H200 times gfx950's grid both ways.)
+  // (persistent=0|1 and poll=0|1 apply to it too: the H200 times gfx950's
+  // grid and meeting both ways.)
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
     TuningKeys gfx950_keys;
-    if (auto it = o.find("persistent"); it != o.end()) gfx950_keys["persistent"] = it->second;
+    for (const char *key : {"persistent", "poll"})
+      if (auto it = o.find(key); it != o.end()) gfx950_keys[key] = it->second;
     TiledTuning mirrored = tiled_tuning(as_gfx950(c), gfx950_keys);
     mirrored.gfx950_loop = true;
     if (tiled_shape_ok(mirrored, c.target, tt)) return mirrored;
@@ -1186,6 +1188,15 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   take("splits", t.splits);
   t.splits = std::clamp<int64_t>(t.splits, 1, kt);
   plan_persistent_grid(c, tt, o, t);
+  // The split may meet by poll where its grid fits one round of the
+  // workgroups the CUs hold (the rule of the register-streamed form's poll,
+  // v93: every split the polling one waits for is then running beside it;
+  // plan_mma_tiled also counts the poll's rounds). A persistent grid has no
+  // split. poll=0 keeps the arrival; poll=1 polls any split grid (sweeps,
+  // and the GPU suite's check of gfx950's plans).
+  const int64_t held = tiled_workgroups_per_cu(t, tt, target_wave_size(c.target)) * tt.compute_units;
+  t.poll = t.splits > 1 && t.persistent_workgroups == 0 && tiles * t.splits <= held;
+  if (auto it = o.find("poll"); it != o.end()) t.poll = t.splits > 1 && t.persistent_workgroups == 0 && it->second != 0;
   return t;
 }
 
@@ -1290,6 +1301,8 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
 // model predicted 4.6%; the rows whose code did not change moved -0.7% to
 // +0.2%). oneround=0 keeps the rounds of 64 registers.
 constexpr int64_t kTailOtherRegisters = 64;
+// The most rounds a tiled split's poll meeting takes by default (v94).
+constexpr int64_t kTiledPollRoundsMax = 2;
 int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t workgroups, int64_t block,
                     int64_t registers_per_split) {
   if (t.splits <= 1) return 1;
@@ -1354,6 +1367,24 @@ void plan_mma_tiled(KernelPlan &p) {
   const int64_t round = split_round(c, t, p.tuning.keys, tiles_n * tiles_m * t.splits, block, rt * mt * 4);
   set("SPLIT_ROUND", round);
   set("SPLIT_ROUNDS_END", (t.splits + round - 1) / round * round);
+  // The poll's rounds: the arrival's register budget, over the splits the
+  // last one polls.
+  const int64_t others = std::max<int64_t>(1, t.splits - 1);
+  const int64_t poll_round = std::min(round, others);
+  const int64_t poll_rounds = (others + poll_round - 1) / poll_round;
+  // Each round of polls waits for its own loads (the arrival's rounds may
+  // share one wait): the H200 ran gfx950's 10-way split mirrored in 5 rounds
+  // 4-5% slower than the arrival, and 1-2 rounds 4-7% faster (v94).
+  const bool poll = t.poll && (p.tuning.has("poll") || poll_rounds <= kTiledPollRoundsMax);
+  P["SPLIT_POLL"] = poll ? "1" : "0";
+  P["WS_INIT"] = poll ? "dense<0.0>" : "uninitialized";
+  set("POLL_OTHERS", others);
+  set("POLL_OTHERS_LAST", others - 1);
+  set("POLL_ROUND", poll_round);
+  set("POLL_ROUNDS_END", poll_rounds * poll_round);
+  set("TILE_PAIRS", rt * mt * 2);
+  set("BLOCK_WAVES", t.waves);
+  P["DEVICE_SCOPE"] = amd ? "agent" : "device";  // the poll's accesses (split_poll.mlir)
   // Without a split the workspace is folded away; one element keeps the
   // declarations well-formed.
   set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
@@ -1406,15 +1437,15 @@ void plan_mma_tiled(KernelPlan &p) {
   set("DIES", t.dies);
   set("TILE_GROUP_M", t.tile_group_m);
   set("PERSISTENT_WORKGROUPS", t.persistent_workgroups);
-  p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival", "tile_order",
-                fallback_mark_snippet(c.target)};
+  p.snippets = {fragment_snippet(c.target), "tile_output_places", "split_arrival", "split_poll", "split_poll_tile",
+                "tile_order", fallback_mark_snippet(c.target)};
   if (t.tma) p.snippets.push_back("async_copy_sm90_tma");
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
   p.tuning_keys = {"BN",  "BM",  "BK",           "STAGES", "SPLITS",     "WARPS_N",
                    "WGMMA", "TMA", "WGMMA_PENDING", "ACCS",   "EPI_STAGED", "EPI_ATTN_EARLY",
-                   "EPI_PARTS", "EPI_PART_ROWS", "PERSISTENT_WORKGROUPS", "TILE_GROUP_M", "SPLIT_ROUND"};
+                   "EPI_PARTS", "EPI_PART_ROWS", "PERSISTENT_WORKGROUPS", "TILE_GROUP_M", "SPLIT_ROUND", "SPLIT_POLL"};
   P["TMA"] = t.tma ? "1" : "0";
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) the K-split flag alone.
@@ -1424,8 +1455,9 @@ void plan_mma_tiled(KernelPlan &p) {
   if (t.tma) p.geometry.tensor_maps = {uint32_t(t.bk), uint32_t(t.bn), uint32_t(t.bm)};
   p.geometry.persistent_workgroups = uint32_t(t.persistent_workgroups);
   p.facts = {.form = "mma_tiled", .weight_rows_per_block = t.bn, .hidden_rows_per_block = t.bm,
-             .splits = t.splits, .stages_ahead = ahead, .stage_bytes = stage_bytes(t),
-             .reduction_rounds = t.splits > 1 ? (t.splits + round - 1) / round : 0, .matrix = true,
+             .splits = t.splits, .split_poll = poll, .stages_ahead = ahead, .stage_bytes = stage_bytes(t),
+             .reduction_rounds = t.splits <= 1 ? 0 : poll ? poll_rounds : (t.splits + round - 1) / round,
+             .matrix = true,
              .warpgroup_matrix = t.wgmma,
              // Fragments: each weight row of a stage is read by the WARPS_M
              // warps of its column, each hidden row by the WARPS_N of its row,

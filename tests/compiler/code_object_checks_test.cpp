@@ -591,6 +591,7 @@ bool starts_with(const std::string &s, std::string_view prefix) { return s.rfind
 TEST(Gfx950Plan, SplitPartialsLoadInOneRound) {
   for (const auto &[m, splits] : std::vector<std::pair<int64_t, int64_t>>{{128, 10}, {256, 5}}) {
     SCOPED_TRACE("m=" + std::to_string(m));
+    ScopedMmaTuning arrival{"poll=0"};  // the arrival's rounds (v94 polls these plans: tiled_poll_test.cpp)
     auto compiled = compiler::compile(gfx950_seed_shape(m, 1536));
     ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
     const nlohmann::json &r = compiled->report;
@@ -609,7 +610,7 @@ TEST(Gfx950Plan, SplitPartialsLoadInOneRound) {
       together += starts_with(*it, "global_load_dwordx4");
     constexpr int64_t kTilesALane = 4;  // 64 x 64 tiles, 2 x 2 waves: 4 MFMA tiles, a 16-byte load each
     EXPECT_GE(together, splits * kTilesALane);
-    ScopedMmaTuning rounds{"oneround=0"};
+    arrival.set("oneround=0,poll=0");
     auto looped = compiler::compile(gfx950_seed_shape(m, 1536));
     ASSERT_TRUE(looped.ok()) << looped.status().to_string();
     EXPECT_EQ(looped->report["tuning"].value("SPLIT_ROUND", 0), 4);
@@ -959,6 +960,9 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
   const int64_t bn = tuning["BN"], bm = tuning["BM"], splits = tuning["SPLITS"];
   const std::string type = c.dtype_out == DType::kBF16 ? "bf16" : "f16";
   const int64_t stages = tuning["STAGES"], stage_bytes = (bn + bm) * tuning["BK"].get<int64_t>() * 2;
+  // sm_90's table splits fit one round and their polls one or two (v94).
+  const bool poll = tuning.value("SPLIT_POLL", 0) == 1;
+  EXPECT_EQ(poll, splits > 1);
   if (c.m <= 32) {
     // Every thread copies 16-byte chunks.
     EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global"));
@@ -991,8 +995,9 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     EXPECT_EQ(r["tensor_map_boxes"], nlohmann::json({64, bn, bm}));  // the report says what the runtime encodes
     EXPECT_EQ(int64_t(geo.shared_bytes), stages * stage_bytes + stages * 12);  // a barrier and a counter per stage
     // No block barrier in the K loop: one after the barriers' set-up, the
-    // K-split meeting's two and the staged epilogue's two.
-    EXPECT_EQ(count_of(ptx, "bar.sync"), (splits > 1 ? 3 : 1) + 2);
+    // K-split arrival's two (the poll meeting has none) and the staged
+    // epilogue's two.
+    EXPECT_EQ(count_of(ptx, "bar.sync"), (splits > 1 && !poll ? 3 : 1) + 2);
     // Two warpgroups count themselves in to free a slot; one needs no count.
     EXPECT_EQ(count_of(ptx, "atom.shared.inc.u32"), bm / 64 > 1 ? 1 : 0);
     const std::string wgmma = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", bn, type, type);
@@ -1033,9 +1038,19 @@ TEST_P(TiledMmaPtx, StagesThroughSharedMemoryAndSplitsK) {
     const std::string workspace =
         "gatejit_partials[" + std::to_string(splits * tiles * bn * bm * 4) + "]";
     EXPECT_THAT(ptx, HasSubstr(workspace));
-    EXPECT_THAT(ptx, HasSubstr("gatejit_arrivals[" + std::to_string(tiles * 4) + "]"));
-    EXPECT_THAT(ptx, HasSubstr("atom.global.add.u32"));
-    EXPECT_THAT(ptx, HasSubstr("fence.acq_rel.gpu"));
+    if (poll) {
+      // The poll meeting (v94): pairs of partials stored and polled with
+      // relaxed 64-bit accesses at device scope; no counter, no fence.
+      EXPECT_THAT(ptx, HasSubstr("st.relaxed.gpu.global.b64"));
+      EXPECT_THAT(ptx, HasSubstr("ld.relaxed.gpu.global.b64"));
+      EXPECT_THAT(ptx, testing::Not(HasSubstr("gatejit_arrivals")));
+      EXPECT_THAT(ptx, testing::Not(HasSubstr("atom.global")));
+      EXPECT_THAT(ptx, testing::Not(HasSubstr("fence.acq_rel.gpu")));
+    } else {
+      EXPECT_THAT(ptx, HasSubstr("gatejit_arrivals[" + std::to_string(tiles * 4) + "]"));
+      EXPECT_THAT(ptx, HasSubstr("atom.global.add.u32"));
+      EXPECT_THAT(ptx, HasSubstr("fence.acq_rel.gpu"));
+    }
   } else {
     EXPECT_THAT(ptx, testing::Not(HasSubstr("gatejit_partials")));
     EXPECT_THAT(ptx, testing::Not(HasSubstr("atom.global")));

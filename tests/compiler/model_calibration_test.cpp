@@ -162,7 +162,12 @@ std::map<std::string, nlohmann::json> check_variants(const nlohmann::json &row,
   c.k = row.at("k").get<int64_t>();
   std::map<std::string, nlohmann::json> reports;
   for (const auto &[name, tuning] : variants) {
-    testing_support::ScopedMmaTuning scoped{tuning.c_str()};
+    // These sweeps ran before the poll meetings (v93, v94): their splits met
+    // by arrival, unless the variant says otherwise.
+    const std::string run = tuning.find("poll=") != std::string::npos ? tuning
+                            : tuning.empty()                          ? std::string("poll=0")
+                                                                      : tuning + ",poll=0";
+    testing_support::ScopedMmaTuning scoped{run.c_str()};
     auto kernel = compile(c);
     EXPECT_TRUE(kernel.ok()) << kernel.status().message();
     if (!kernel.ok()) continue;
@@ -301,7 +306,7 @@ TEST(ModelCalibration, TiledFrom49AheadOfTheSplitInRounds) {
 // v83): not asserted.
 TEST(ModelCalibration, ThinGridRowsAgainstTheSplitRatioWithin10Percent) {
   const std::map<std::string, std::string> variants = {
-      {"split7", "tiled=0,rt=2,mtiles=2,ksplit=16,splits=7"},
+      {"split7", "tiled=0,rt=2,mtiles=2,ksplit=16,splits=7,poll=0"},  // (measured before v93's poll)
       {"rows16", "tiled=0,rt=1,mtiles=1,ksplit=16,splits=1"},
       {"thin3", "tiled=0,rt=1,mtiles=1,ksplit=16,splits=1,mrows=3"}};
   int rows = 0;
@@ -330,6 +335,53 @@ TEST(ModelCalibration, ThinGridRowsAgainstTheSplitRatioWithin10Percent) {
     ++rows;
   }
   EXPECT_EQ(rows, 3);
+}
+
+// v94: the tiled form's split meeting by poll against the arrival, on the
+// H200 in one process (N = 1536): sm_90's table (a90 / p90, M = 48-256: the
+// poll ran 4-7% faster in every row, and the model ranks it first in every
+// row), and gfx950's plans mirrored (a950 / p950, the tiled rows M = 97-256;
+// M = 48-64 are register-streamed). Within 30% in every row but sm_90's
+// table at M = 256, which the model has 37-39% high in both arms (its
+// weight in flight; ranked, not held to 30%). The mirror's 10-way split
+// polls in 5 rounds of two splits (sm_90's registers) and ran 4-5% slower
+// than its arrival, where the model has it 8% faster: the planner keeps the
+// arrival beyond two rounds (kTiledPollRoundsMax), and the ranking is
+// asserted only where the poll is what the planner now takes.
+TEST(ModelCalibration, TiledPollWithin30PercentAndRankedWhereTaken) {
+  int rows = 0, ranked = 0;
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v94-tiled-poll.json")) {
+    const int64_t m = row.at("m").get<int64_t>();
+    const std::map<std::string, std::string> table = {{"a90", "poll=0"}, {"p90", "poll=1"}};
+    std::map<std::string, std::string> held;
+    if (m != 256) held = table;
+    if (m >= 97) held.insert({{"a950", "gfx950_plan=1,poll=0"}, {"p950", "gfx950_plan=1,poll=1"}});
+    auto r = check_variants(row, held);
+    ASSERT_EQ(r.size(), held.size());
+    if (m == 256) {
+      for (const auto &[name, tuning] : table) {
+        testing_support::ScopedMmaTuning scoped{tuning.c_str()};
+        Contract c;
+        c.target = Target::kSm90, c.m = m, c.n = row.at("n").get<int64_t>(), c.k = row.at("k").get<int64_t>();
+        auto kernel = compile(c);
+        ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+        r[name] = kernel->report;
+      }
+    }
+    ++rows;
+    std::vector<std::pair<std::string, std::string>> pairs = {{"a90", "p90"}};
+    if (m >= 97) pairs.push_back({"a950", "p950"});
+    for (const auto &[arrival, poll] : pairs) {
+      ASSERT_EQ(r[poll]["tuning"].value("SPLIT_POLL", 0), 1) << poll;
+      ASSERT_EQ(r[arrival]["tuning"].value("SPLIT_POLL", 1), 0) << arrival;
+      if (r[poll]["plan_facts"].value("reduction_rounds", 0) > 2) continue;  // (the planner keeps the arrival here)
+      ++ranked;
+      EXPECT_LT(predicted_us(r[poll]), predicted_us(r[arrival])) << row.dump();
+      EXPECT_LT(row.at(poll).get<double>(), row.at(arrival).get<double>()) << row.dump();
+    }
+  }
+  EXPECT_EQ(rows, 6);
+  EXPECT_EQ(ranked, 7);
 }
 
 }  // namespace
