@@ -30,7 +30,7 @@
 // sums, counts itself in; the last to arrive sums the SPLITS partials in
 // split order (independent of arrival order, no float atomics), applies the
 // epilogue and resets the counter for the next launch (or, with SPLIT_POLL,
-// the last split polls the others' partials: split_poll.mlir). Launches that overlap
+// the last split polls the others' partials: split_poll_pieces.mlir). Launches that overlap
 // must not share the module: the runtime loads one instance per stream.
 //
 // Parameters (compiler/src/kernel_plan.cpp):
@@ -66,7 +66,7 @@
 //   ${SPLITS} ${KSPLIT_ALL} ${SPLIT_K} (SPLITS > 1) ${TILES_N} (grid x)
 //   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters; 1 each
 //   without a split, folded away) ${DEVICE_SCOPE} (the fence's scope name)
-//   ${SPLIT_POLL} (1: the split meets by poll, split_poll.mlir) ${POLL_OTHERS}
+//   ${SPLIT_POLL} (1: the split meets by poll, split_poll_pieces.mlir) ${POLL_OTHERS}
 //   ${WS_INIT} (the workspace's initial value: zeroed for the poll)
 //   ${ELEMENTS} ${ELEMENTS_LAST} (TILES * 4 accumulator elements a lane
 //   holds, and that less 1) ${OWN} (ceil(ELEMENTS / KSPLIT): those a wave finishes)
@@ -272,7 +272,7 @@ module attributes {gpu.container_module} {
       // How the block ends: with a K split the blocks of a row tile meet by
       // arrival (every split stores, the last to arrive finishes) or by poll
       // (SPLIT_POLL: every split but the last stores, the last polls;
-      // split_poll.mlir); without one, and as the polling split, the block
+      // split_poll_pieces.mlir); without one, and as the polling split, the block
       // finishes its sums from workgroup memory.
       %poll = arith.constant ${SPLIT_POLL} : i1
       %splits_last = arith.constant ${SPLITS_LAST} : index
