@@ -5,8 +5,10 @@
     // canonical first, so no stored word is zero). The last split, which the
     // GPU dispatches after every other (grid z is the slowest dimension:
     // every split it waits for has started; AMD's dispatcher is in order,
-    // CUDA's is in practice but not by promise, and the planner polls only
-    // where the grid fits one round), polls its words until none reads zero,
+    // CUDA's is in practice but not by promise, and the planner polls by
+    // default only where the grid fits one round, by workgroup memory and
+    // threads; the tiled form's poll=1 polls any grid, on in-order dispatch
+    // alone), polls its words until none reads zero,
     // adds them in split order and zeroes them again for the next launch.
     // Each word carries its own "ready", so no order between words is
     // needed: the accesses are relaxed atomics at ${DEVICE_SCOPE} scope (on

@@ -3,8 +3,10 @@
     // stores its accumulator bit-inverted, in pairs of partials
     // (@poll_pair_index: each thread polls only the pairs that its own lane
     // of the other splits stored); the last split polls them, POLL_ROUND
-    // splits at a time (one round trip a round, the arrival's register
-    // budget), and adds them in split order, then its own: the arrival's sum.
+    // splits at a time (the arrival's register budget; a round's loads go
+    // out together, as many as the target's load counter holds: gfx950's
+    // 63, so its 72 at N = 1536 M = 128 take a little more than one round
+    // trip), and adds them in split order, then its own: the arrival's sum.
     //   ${WS_SIZE} ${TILES} ${WAVE} ${BLOCK_WAVES} ${SPLITS} ${SPLITS_LAST}
     //   ${POLL_OTHERS} (SPLITS - 1) ${POLL_OTHERS_LAST} ${POLL_ROUND}
     //   ${POLL_ROUNDS_END} (the polls' rounds) ${TILE_PAIRS} (= TILES x 2)

@@ -889,7 +889,7 @@ struct TiledTuning {
   // looping over tiles, in bands of `dies` and groups of `tile_group_m` tile
   // rows; 0: a workgroup per tile.
   int64_t persistent_workgroups = 0, dies = 1, tile_group_m = 1;
-  bool poll = false;  // the K split meets by poll, not by arrival (split_poll_tile.mlir)
+  bool poll = false;  // the K split may meet by poll (split_poll_tile.mlir; plan_mma_tiled counts its rounds)
 };
 
 // gfx950's tiled shapes (weight rows x hidden rows, 2 x 2 waves), the
@@ -1025,6 +1025,13 @@ int64_t tiled_workgroups_per_cu(const TiledTuning &t, const TiledTarget &tt, int
   return std::max<int64_t>(1, std::min(tt.smem_per_cu / per_block, tt.threads_per_cu / (wave * t.waves)));
 }
 
+// The tiled grid (with its K split) fits one round of the workgroups the
+// target's CUs hold, by workgroup memory and threads.
+bool tiled_fits_a_round(const Contract &c, const TiledTuning &t, const TiledTarget &tt) {
+  const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
+  return tiles * t.splits <= tiled_workgroups_per_cu(t, tt, target_wave_size(c.target)) * tt.compute_units;
+}
+
 // The height, in tile rows, of the persistent order's groups: the power of
 // two (up to the tile rows) that makes one die's band of a round (grid /
 // dies tiles) read the fewest weight and hidden rows. For 128 x 64 tiles
@@ -1122,7 +1129,12 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
       if (auto it = o.find(key); it != o.end()) gfx950_keys[key] = it->second;
     TiledTuning mirrored = tiled_tuning(as_gfx950(c), gfx950_keys);
     mirrored.gfx950_loop = true;
-    if (tiled_shape_ok(mirrored, c.target, tt)) return mirrored;
+    if (tiled_shape_ok(mirrored, c.target, tt)) {
+      // The poll's one round is this GPU's: the H200 holds 3 x 132 of the
+      // 64 x 64 blocks where gfx950 holds 2 x 256 (N = 1536 M = 256: 480).
+      if (!o.count("poll")) mirrored.poll = mirrored.poll && tiled_fits_a_round(c, mirrored, tt);
+      return mirrored;
+    }
   }
   TiledTuning asked = t;
   auto take = [&](const char *key, int64_t &field) {
@@ -1189,13 +1201,16 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   t.splits = std::clamp<int64_t>(t.splits, 1, kt);
   plan_persistent_grid(c, tt, o, t);
   // The split may meet by poll where its grid fits one round of the
-  // workgroups the CUs hold (the rule of the register-streamed form's poll,
-  // v93: every split the polling one waits for is then running beside it;
-  // plan_mma_tiled also counts the poll's rounds). A persistent grid has no
-  // split. poll=0 keeps the arrival; poll=1 polls any split grid (sweeps,
-  // and the GPU suite's check of gfx950's plans).
-  const int64_t held = tiled_workgroups_per_cu(t, tt, target_wave_size(c.target)) * tt.compute_units;
-  t.poll = t.splits > 1 && t.persistent_workgroups == 0 && tiles * t.splits <= held;
+  // workgroups the CUs hold, by workgroup memory and threads as the split
+  // count is planned (the rule of the register-streamed form's poll, v93:
+  // every split the polling one waits for has then started; registers are
+  // the occupancy gate's to check); plan_mma_tiled then counts the poll's
+  // rounds. A persistent grid has no split. poll=0 keeps the arrival;
+  // poll=1 polls any split grid, one round or not (unlike the
+  // register-streamed form's: the sweeps, and the GPU suite's mirror of
+  // gfx950's splits, which the H200 holds in 1.2 rounds; progress past one
+  // round rests on in-order dispatch).
+  t.poll = t.splits > 1 && t.persistent_workgroups == 0 && tiled_fits_a_round(c, t, tt);
   if (auto it = o.find("poll"); it != o.end()) t.poll = t.splits > 1 && t.persistent_workgroups == 0 && it->second != 0;
   return t;
 }

@@ -340,15 +340,16 @@ TEST(ModelCalibration, ThinGridRowsAgainstTheSplitRatioWithin10Percent) {
 // v94: the tiled form's split meeting by poll against the arrival, on the
 // H200 in one process (N = 1536): sm_90's table (a90 / p90, M = 48-256: the
 // poll ran 4-7% faster in every row, and the model ranks it first in every
-// row), and gfx950's plans mirrored (a950 / p950, the tiled rows M = 97-256;
-// M = 48-64 are register-streamed). Within 30% in every row but sm_90's
-// table at M = 256, which the model has 37-39% high in both arms (its
-// weight in flight; ranked, not held to 30%). The mirror's 10-way split
-// polls in 5 rounds of two splits (sm_90's registers) and ran 4-5% slower
-// than its arrival, where the model has it 8% faster: the planner keeps the
-// arrival beyond two rounds (kTiledPollRoundsMax), and the ranking is
-// asserted only where the poll is what the planner now takes.
-TEST(ModelCalibration, TiledPollWithin30PercentAndRankedWhereTaken) {
+// row), and gfx950's plans mirrored (a950 / p950 at the tiled rows, M =
+// 97-256; M = 48-64 are register-streamed). Within 30% in every row but
+// sm_90's table at M = 256, which the model has 37-39% high in both arms
+// (ranked, not held to 30%). The mirror's 10-way split polls in 5 rounds of
+// two splits (sm_90's registers) and ran 4-5% slower than its arrival,
+// where the model has it 8% faster: the planner keeps the arrival beyond
+// two rounds (kTiledPollRoundsMax), and the ranking is asserted only where
+// the polls take at most two rounds. (The mirror's 480 workgroups are 1.2
+// rounds of the H200's: its planner keeps the arrival there since.)
+TEST(ModelCalibration, TiledPollWithin30PercentAndRankedWithinTwoRounds) {
   int rows = 0, ranked = 0;
   for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v94-tiled-poll.json")) {
     const int64_t m = row.at("m").get<int64_t>();

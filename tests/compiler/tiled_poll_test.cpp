@@ -88,6 +88,24 @@ TEST(TiledPoll, Gfx950PollsEveryPairInOneRoundFromOneAddressASplit) {
       if (is_poll_load(l) && std::regex_search(l, found, address)) addresses.insert(found[1]);
     }
     EXPECT_EQ(int64_t(addresses.size()), splits - 1);
+    // A split's pairs of a thread are a wave's 8-byte pairs apart: 512-byte
+    // steps from the split's address (wave-major, then pair, then lane).
+    std::set<int64_t> offsets;
+    const std::regex offset(R"(offset:(\d+))");
+    for (const std::string &l : isa) {
+      std::smatch found;
+      if (is_poll_load(l)) offsets.insert(std::regex_search(l, found, offset) ? std::stoll(found[1]) : 0);
+    }
+    std::set<int64_t> steps;
+    for (int64_t j = 0; j < kPairsALane; ++j) steps.insert(j * 64 * 8);
+    EXPECT_EQ(offsets, steps);
+    // Each producer stores its 8 pairs, and the polling split zeroes every
+    // pair it read (whether each store lands where its poll reads is the
+    // GPU suite's to see: gfx950's and the mirror's bundles on the H200).
+    const int64_t stores = std::count_if(isa.begin(), isa.end(), [](const std::string &l) {
+      return starts_with(l, "global_store_dwordx2") && l.find(" sc1") != std::string::npos;
+    });
+    EXPECT_EQ(stores, kPairsALane + polls);
     tuning.set("poll=0");
     const std::string arrival = isa_of(c);
     EXPECT_NE(arrival.find("global_atomic"), std::string::npos);
@@ -115,29 +133,42 @@ TEST(TiledPoll, ChargedOneRoundTripNotThree) {
   }
 }
 
-// A poll of more rounds than two keeps the arrival: each round waits for
-// its own loads (the H200 ran gfx950's 10-way split mirrored on sm_90, its
-// polls in 5 rounds of two splits, 4-5% slower than the arrival). sm_90's
-// own table polls in one round (4-7% faster there). poll=1 polls anyway
-// (the GPU suite's check of gfx950's exact meeting).
-TEST(TiledPoll, OnlyWhereItsRoundsAreFew) {
+// Only a grid the GPU holds in one round polls, counted on the GPU that
+// runs it: gfx950's 64 x 64 splits at N = 1536 M = 97-256 (480 workgroups)
+// fit gfx950's 2 x 256 but not the H200's 3 x 132, so their mirror keeps
+// the arrival. A poll of more rounds than two keeps it too: each round
+// waits for its own loads (the H200 ran gfx950's 10-way split mirrored, its
+// polls in 5 rounds of two splits, 4-5% slower than the arrival). poll=1
+// polls any split grid (the GPU suite's mirror of gfx950's splits; not
+// gfx950's instantiation: sm_90's registers cut its rounds).
+TEST(TiledPoll, OnlyWhereItsGridAndRoundsFit) {
   {
-    ScopedMmaTuning tuning{"gfx950_plan=1"};
-    auto five_rounds = compiler::compile(tiled_row(Target::kSm90, 128));
-    ASSERT_TRUE(five_rounds.ok()) << five_rounds.status().to_string();
-    ASSERT_EQ(five_rounds->report["tuning"].value("SPLITS", 0), 10);
-    ASSERT_EQ(five_rounds->report["tuning"].value("SPLIT_ROUND", 0), 2);
-    EXPECT_EQ(five_rounds->report["tuning"].value("SPLIT_POLL", 1), 0);
-    auto two_rounds = compiler::compile(tiled_row(Target::kSm90, 256));
-    ASSERT_TRUE(two_rounds.ok()) << two_rounds.status().to_string();
-    ASSERT_EQ(two_rounds->report["tuning"].value("SPLITS", 0), 5);
-    EXPECT_EQ(two_rounds->report["tuning"].value("SPLIT_POLL", 0), 1);
-    EXPECT_EQ(two_rounds->report["plan_facts"].value("reduction_rounds", 0), 2);
+    ScopedMmaTuning tuning{""};
+    auto own = compiler::compile(tiled_row(Target::kGfx950, 256));
+    ASSERT_TRUE(own.ok()) << own.status().to_string();
+    ASSERT_EQ(own->report["tuning"].value("SPLITS", 0), 5);
+    EXPECT_EQ(own->report["tuning"].value("SPLIT_POLL", 0), 1);
+    tuning.set("gfx950_plan=1");
+    for (int64_t m : {128, 256}) {
+      auto mirrored = compiler::compile(tiled_row(Target::kSm90, m));
+      ASSERT_TRUE(mirrored.ok()) << mirrored.status().to_string();
+      EXPECT_EQ(mirrored->report["model"].value("workgroups", 0), 480) << m;
+      EXPECT_EQ(mirrored->report["tuning"].value("SPLIT_POLL", 1), 0) << m;
+    }
     tuning.set("gfx950_plan=1,poll=1");
     auto forced = compiler::compile(tiled_row(Target::kSm90, 128));
     ASSERT_TRUE(forced.ok()) << forced.status().to_string();
+    ASSERT_EQ(forced->report["tuning"].value("SPLITS", 0), 10);
+    ASSERT_EQ(forced->report["tuning"].value("SPLIT_ROUND", 0), 2);
     EXPECT_EQ(forced->report["tuning"].value("SPLIT_POLL", 0), 1);
     EXPECT_EQ(forced->report["plan_facts"].value("reduction_rounds", 0), 5);
+    // gfx950's own grid with its polls in 3 rounds (the arrival's rounds
+    // of 64 registers) keeps the arrival.
+    tuning.set("oneround=0");
+    auto rounds = compiler::compile(tiled_row(Target::kGfx950, 128));
+    ASSERT_TRUE(rounds.ok()) << rounds.status().to_string();
+    ASSERT_EQ(rounds->report["tuning"].value("SPLIT_ROUND", 0), 4);  // 9 splits polled in 3 rounds
+    EXPECT_EQ(rounds->report["tuning"].value("SPLIT_POLL", 1), 0);
   }
   {
     ScopedMmaTuning tuning{""};
