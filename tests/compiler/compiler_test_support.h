@@ -96,6 +96,23 @@ inline CliResult gatejit_cli(const TempDir &dir, const std::string &args) {
   return r;
 }
 
+// N = 1536, K = 7168 (the seed's weight) at M = m, as an mma contract for
+// target t: the rows the K-split meetings are planned and tested at.
+inline Contract seed_mma_row(Target t, int64_t m) {
+  Contract c;
+  c.target = t;
+  c.m = m;
+  c.n = 1536;
+  c.k = 7168;
+  c.template_kind = TemplateKind::kMma;
+  return c;
+}
+
+// The middle of a compile report's predicted serial part, µs.
+inline double serial_mid_us(const nlohmann::json &report) {
+  return (report["model"]["serial_us"][0].get<double>() + report["model"]["serial_us"][1].get<double>()) / 2;
+}
+
 // The code object's text (AMDGPU disassembly, or PTX) of a contract; empty,
 // with a test failure, where it does not compile.
 inline std::string isa_of(const Contract &c) {

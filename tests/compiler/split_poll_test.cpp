@@ -14,16 +14,6 @@ namespace {
 
 using namespace testing_support;
 
-Contract split_row(Target t, int64_t m) {
-  Contract c;
-  c.target = t;
-  c.m = m;
-  c.n = 1536;
-  c.k = 7168;
-  c.template_kind = TemplateKind::kMma;
-  return c;
-}
-
 struct Meeting {
   const char *atomic, *fence, *poll_load, *poll_store;
 };
@@ -41,7 +31,7 @@ TEST(SplitPoll, MeetsWithoutArrivalOrFence) {
       SCOPED_TRACE(std::string(target_name(t)) + " m=" + std::to_string(m));
       const Meeting k = meeting_of(t);
       ScopedMmaTuning tuning{t == Target::kSm90 ? "gfx950_plan=1" : ""};
-      const Contract c = split_row(t, m);
+      const Contract c = seed_mma_row(t, m);
       auto compiled = compiler::compile(c);
       ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
       ASSERT_GT(compiled->report["tuning"].value("SPLITS", 1), 1);
@@ -77,7 +67,7 @@ TEST(SplitPoll, OneRoundTripAfterTheLoopAndTheRegistersOfEightWaves) {
   for (int64_t m : {49, 64, 96}) {
     SCOPED_TRACE("gfx950 m=" + std::to_string(m));
     ScopedMmaTuning tuning{""};
-    auto compiled = compiler::compile(split_row(Target::kGfx950, m));
+    auto compiled = compiler::compile(seed_mma_row(Target::kGfx950, m));
     ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
     ASSERT_EQ(compiled->report["tuning"].value("SPLIT_POLL", 0), 1);
     EXPECT_EQ(compiled->report["code_facts"].value("tail_round_trips", -1), 1);
@@ -93,7 +83,7 @@ TEST(SplitPoll, OneRoundTripAfterTheLoopAndTheRegistersOfEightWaves) {
 // it: the tail counted 0 round trips.
 TEST(SplitPoll, ThePollIsInTheTail) {
   ScopedMmaTuning tuning{"rt=2,mtiles=2,splits=7,mstride=32,vw=8"};
-  auto compiled = compiler::compile(split_row(Target::kGfx950, 32));
+  auto compiled = compiler::compile(seed_mma_row(Target::kGfx950, 32));
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   ASSERT_EQ(compiled->report["tuning"].value("SPLIT_POLL", 0), 1);
   ASSERT_EQ(compiled->report["tuning"].value("VW", 0), 8);
@@ -106,26 +96,22 @@ TEST(SplitPoll, ThePollIsInTheTail) {
 TEST(SplitPoll, OnlyInOneRoundAndChargedOneRoundTrip) {
   {
     ScopedMmaTuning tuning{"tiled=0,splits=4"};
-    auto one_round = compiler::compile(split_row(Target::kSm90, 64));
+    auto one_round = compiler::compile(seed_mma_row(Target::kSm90, 64));
     ASSERT_TRUE(one_round.ok()) << one_round.status().to_string();
     EXPECT_EQ(one_round->report["tuning"].value("SPLIT_POLL", 0), 1);
-    auto rounds = compiler::compile(split_row(Target::kSm90, 1));  // 768 blocks of 24 warps: 2.9 rounds
+    auto rounds = compiler::compile(seed_mma_row(Target::kSm90, 1));  // 768 blocks of 24 warps: 2.9 rounds
     ASSERT_TRUE(rounds.ok()) << rounds.status().to_string();
     EXPECT_EQ(rounds->report["tuning"].value("SPLITS", 1), 4);
     EXPECT_EQ(rounds->report["tuning"].value("SPLIT_POLL", 1), 0);
   }
   ScopedMmaTuning tuning{""};
-  auto poll = compiler::compile(split_row(Target::kGfx950, 64));
+  auto poll = compiler::compile(seed_mma_row(Target::kGfx950, 64));
   tuning.set("poll=0");
-  auto arrival = compiler::compile(split_row(Target::kGfx950, 64));
+  auto arrival = compiler::compile(seed_mma_row(Target::kGfx950, 64));
   ASSERT_TRUE(poll.ok() && arrival.ok());
   ASSERT_EQ(poll->report["code_facts"]["tail_round_trips"], arrival->report["code_facts"]["tail_round_trips"]);
-  const auto serial = [](const auto &r) {
-    return (r->report["model"]["serial_us"][0].template get<double>() +
-            r->report["model"]["serial_us"][1].template get<double>()) / 2;
-  };
   // Two round trips fewer: each between an L2 hit and a DRAM round trip.
-  const double saved = serial(arrival) - serial(poll);
+  const double saved = serial_mid_us(arrival->report) - serial_mid_us(poll->report);
   EXPECT_GT(saved, 2 * 0.25);
   EXPECT_LT(saved, 2 * 0.9);
 }

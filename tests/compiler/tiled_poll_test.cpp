@@ -19,16 +19,6 @@ namespace {
 
 using namespace testing_support;
 
-Contract tiled_row(Target t, int64_t m) {
-  Contract c;
-  c.target = t;
-  c.m = m;
-  c.n = 1536;
-  c.k = 7168;
-  c.template_kind = TemplateKind::kMma;
-  return c;
-}
-
 std::vector<std::string> lines_of(const std::string &text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -55,7 +45,7 @@ TEST(TiledPoll, Gfx950PollsEveryPairInOneRoundFromOneAddressASplit) {
   for (int64_t m : {97, 128, 256}) {
     SCOPED_TRACE("m=" + std::to_string(m));
     ScopedMmaTuning tuning{""};
-    const Contract c = tiled_row(Target::kGfx950, m);
+    const Contract c = seed_mma_row(Target::kGfx950, m);
     auto compiled = compiler::compile(c);
     ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
     const nlohmann::json &r = compiled->report;
@@ -118,16 +108,12 @@ TEST(TiledPoll, ChargedOneRoundTripNotThree) {
   for (int64_t m : {128, 256}) {
     SCOPED_TRACE("m=" + std::to_string(m));
     ScopedMmaTuning tuning{""};
-    auto poll = compiler::compile(tiled_row(Target::kGfx950, m));
+    auto poll = compiler::compile(seed_mma_row(Target::kGfx950, m));
     tuning.set("poll=0");
-    auto arrival = compiler::compile(tiled_row(Target::kGfx950, m));
+    auto arrival = compiler::compile(seed_mma_row(Target::kGfx950, m));
     ASSERT_TRUE(poll.ok() && arrival.ok());
     ASSERT_EQ(poll->report["plan_facts"]["reduction_rounds"], arrival->report["plan_facts"]["reduction_rounds"]);
-    const auto serial = [](const auto &r) {
-      return (r->report["model"]["serial_us"][0].template get<double>() +
-              r->report["model"]["serial_us"][1].template get<double>()) / 2;
-    };
-    const double saved = serial(arrival) - serial(poll);
+    const double saved = serial_mid_us(arrival->report) - serial_mid_us(poll->report);
     EXPECT_GT(saved, 2 * 0.25) << poll->report["code_facts"].dump() << arrival->report["code_facts"].dump();
     EXPECT_LT(saved, 3 * 0.9);
   }
@@ -144,19 +130,19 @@ TEST(TiledPoll, ChargedOneRoundTripNotThree) {
 TEST(TiledPoll, OnlyWhereItsGridAndRoundsFit) {
   {
     ScopedMmaTuning tuning{""};
-    auto own = compiler::compile(tiled_row(Target::kGfx950, 256));
+    auto own = compiler::compile(seed_mma_row(Target::kGfx950, 256));
     ASSERT_TRUE(own.ok()) << own.status().to_string();
     ASSERT_EQ(own->report["tuning"].value("SPLITS", 0), 5);
     EXPECT_EQ(own->report["tuning"].value("SPLIT_POLL", 0), 1);
     tuning.set("gfx950_plan=1");
     for (int64_t m : {128, 256}) {
-      auto mirrored = compiler::compile(tiled_row(Target::kSm90, m));
+      auto mirrored = compiler::compile(seed_mma_row(Target::kSm90, m));
       ASSERT_TRUE(mirrored.ok()) << mirrored.status().to_string();
       EXPECT_EQ(mirrored->report["model"].value("workgroups", 0), 480) << m;
       EXPECT_EQ(mirrored->report["tuning"].value("SPLIT_POLL", 1), 0) << m;
     }
     tuning.set("gfx950_plan=1,poll=1");
-    auto forced = compiler::compile(tiled_row(Target::kSm90, 128));
+    auto forced = compiler::compile(seed_mma_row(Target::kSm90, 128));
     ASSERT_TRUE(forced.ok()) << forced.status().to_string();
     ASSERT_EQ(forced->report["tuning"].value("SPLITS", 0), 10);
     ASSERT_EQ(forced->report["tuning"].value("SPLIT_ROUND", 0), 2);
@@ -165,14 +151,14 @@ TEST(TiledPoll, OnlyWhereItsGridAndRoundsFit) {
     // gfx950's own grid with its polls in 3 rounds (the arrival's rounds
     // of 64 registers) keeps the arrival.
     tuning.set("oneround=0");
-    auto rounds = compiler::compile(tiled_row(Target::kGfx950, 128));
+    auto rounds = compiler::compile(seed_mma_row(Target::kGfx950, 128));
     ASSERT_TRUE(rounds.ok()) << rounds.status().to_string();
     ASSERT_EQ(rounds->report["tuning"].value("SPLIT_ROUND", 0), 4);  // 9 splits polled in 3 rounds
     EXPECT_EQ(rounds->report["tuning"].value("SPLIT_POLL", 1), 0);
   }
   {
     ScopedMmaTuning tuning{""};
-    auto table = compiler::compile(tiled_row(Target::kSm90, 64));
+    auto table = compiler::compile(seed_mma_row(Target::kSm90, 64));
     ASSERT_TRUE(table.ok()) << table.status().to_string();
     ASSERT_GT(table->report["tuning"].value("SPLITS", 0), 1);
     EXPECT_EQ(table->report["tuning"].value("SPLIT_POLL", 0), 1);
