@@ -41,26 +41,22 @@
     func.func private @commit_copies() {
       return
     }
-    // Returns once stage i (of ntiles) has landed: at most PENDING (=
-    // (STAGES - 2) x this thread's loads per stage) loads in flight, or none
-    // in the last STAGES - 2 tiles, after which fewer stages were issued
-    // (REFILL_ALWAYS: as many were, and PENDING holds to the end).
-    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index) {
-      %younger = arith.constant ${STAGES_PENDING} : index
-      %younger_end = arith.addi %i, %younger : index
-      %always = arith.constant ${REFILL_ALWAYS}
-      %true_w = arith.constant true
-      %past = arith.cmpi uge, %younger_end, %ntiles : index
-      %uneven = arith.xori %always, %true_w : i1
-      %tail = arith.andi %past, %uneven : i1
-      scf.if %tail {
+    // Returns once stage i (of ntiles) has landed: at most `younger` (the
+    // tiles issued after it, at most STAGES - 2) stages of this thread's
+    // loads in flight. A constant wherever the K loop knows it (every
+    // position of a ring, REFILL_ALWAYS or DRAIN): the switch folds to one
+    // s_waitcnt vmcnt.
+    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index, %younger: index) {
+      scf.index_switch %younger
+${WAIT_YOUNGER_CASES}
+      default {
         amdgpu.memory_counter_wait load(0)
-      } else {
-        amdgpu.memory_counter_wait load(${PENDING})
+        scf.yield
       }
       return
     }
-    // Every copy landed (REFILL_ALWAYS: the repeated last tiles too).
+    // Every copy landed (REFILL_ALWAYS: the repeated last tiles too;
+    // otherwise the last tile's wait left none in flight).
     func.func private @copies_done() {
       %always = arith.constant ${REFILL_ALWAYS}
       scf.if %always {

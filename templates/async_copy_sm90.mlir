@@ -38,7 +38,7 @@
     // Returns once at most PENDING (= STAGES_AHEAD - 1) of this thread's groups are
     // in flight: the oldest stage has landed. Every iteration commits a group
     // (empty past the last tile), so the count holds in the tail too.
-    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index) {
+    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index, %younger: index) {
       nvvm.cp.async.wait.group ${PENDING}
       return
     }

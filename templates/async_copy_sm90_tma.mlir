@@ -126,7 +126,7 @@
     // Returns once tile i (in slot %slot) has landed: its barrier's phase
     // i / STAGES has completed. The barrier's acquire makes the bytes
     // visible to this thread.
-    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index) {
+    func.func private @wait_copies(%i: index, %ntiles: index, %bars: i64, %slot: index, %younger: index) {
       %c1 = arith.constant 1 : index
       %stages = arith.constant ${STAGES} : index
       %fill = arith.divui %i, %stages : index

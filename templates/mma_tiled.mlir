@@ -52,7 +52,10 @@
 //   lane and row in a 64-K part, as @mma_tiles takes them)
 //   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
 //   ${REFILL_ALWAYS} (a refill copy every tile, the last tile again past
-//   the end: no branch before the reads; gfx950)
+//   the end: no branch before the reads; gfx950 where DRAIN is not)
+//   ${DRAIN} (the last ring peeled: no copy past the end, nothing in flight
+//   when the K loop ends; gfx950 with 3 or more stages where every split has
+//   more than STAGES tiles)
 //   ${STAGES} ${STAGES_AHEAD} (tiles in flight ahead: STAGES - 1; wgmma with
 //   cp.async STAGES - 2; TMA STAGES - WGMMA_PENDING)
 //   ${STAGES_PENDING} (= STAGES_AHEAD - 1) and ${PENDING} (what the target's wait
@@ -216,14 +219,32 @@ ${COPY_SOURCES}
       // (REFILL_ALWAYS: every prologue copy is issued, past the last tile
       // with the last tile again, so each tile's wait finds the same count
       // of copies in flight behind it.)
+      // DRAIN instead (v95): the K loop runs in slot positions v = i + S0,
+      // S0 = (-ntiles) mod STAGES, so that the last tile takes the last slot
+      // of a whole ring: that ring is peeled with its refills and waits
+      // known (no copy past the end, nothing in flight after the last
+      // tile). The first S0 positions are idle: the prologue copies nothing
+      // for them, and in the first ring they only refill (no wait, no
+      // barrier, no products), so the first STAGES_AHEAD tiles still leave
+      // at once.
       %always = arith.constant ${REFILL_ALWAYS}
+      %drain = arith.constant ${DRAIN}
       %ntiles_last = arith.subi %ntiles, %c1 : index
+      %ring = arith.constant ${SLOT_RING} : index
+      %ring_rem = arith.remui %ntiles, %ring : index
+      %s0_up = arith.subi %ring, %ring_rem : index
+      %s0_ring = arith.remui %s0_up, %ring : index
+      %s0 = arith.select %drain, %s0_ring, %c0 : index
       scf.for %p0 = %c0 to %ahead step %c1 {
         // (Always true then, but not folded here: a call left directly in
         // the kernel's body would not be inlined.)
         %p_last = arith.minui %p0, %ntiles_last : index
-        %p = arith.select %always, %p_last, %p0 : index
-        %have = arith.cmpi ult, %p, %ntiles : index
+        %p_always = arith.select %always, %p_last, %p0 : index
+        %p_shift = arith.subi %p0, %s0 : index
+        %p = arith.select %drain, %p_shift, %p_always : index
+        %p_in = arith.cmpi ult, %p, %ntiles : index
+        %p_started = arith.cmpi uge, %p0, %s0 : index
+        %have = arith.select %drain, %p_started, %p_in : i1
         scf.if %have {
           %p_s = arith.muli %p, %splits : index
           %kt = arith.addi %bz, %p_s : index
@@ -241,29 +262,66 @@ ${PICK_STAGE}
       // The K tiles, SLOT_RING at a time: 1 (the slot of tile i is i mod
       // STAGES), or STAGES where each stage is its own object: then the
       // inner loop is unrolled and every slot is a constant.
-      %ring = arith.constant ${SLOT_RING} : index
       %by_ring = arith.cmpi ugt, %ring, %c1 : index
       // Whole rings first, every tile of them live: no branch joins inside
       // the loop (on gfx950 a join before a slot's reads made the backend
       // wait for every LDS-DMA load in flight, s_waitcnt vmcnt(0), v77);
       // then the last partial ring, each tile under its check, once. (A
       // SLOT_RING of 1 leaves no partial ring: that loop folds away.)
+      // DRAIN: the first ring (its first S0 positions idle), the whole
+      // rings, and the last ring, whose refills and
+      // waits are constants (the planner asks for it where every split has
+      // more than STAGES tiles: two rings at least).
       %c2 = arith.constant 2 : index
-      %ring_rem = arith.remui %ntiles, %ring : index
+      %c3 = arith.constant 3 : index
       %ntiles_whole = arith.subi %ntiles, %ring_rem : index
-      %acc_k = scf.for %phase = %c0 to %c2 step %c1 iter_args(%ap = %acc0) -> (${ACC}) {
-      %tail = arith.cmpi ne, %phase, %c0 : index
-      %lo = arith.select %tail, %ntiles_whole, %c0 : index
-      %hi = arith.select %tail, %ntiles, %ntiles_whole : index
-      %checked = arith.andi %tail, %by_ring : i1
+      %v_end = arith.addi %ntiles, %s0 : index
+      %v_last = arith.subi %v_end, %ring : index
+      %stages_m1 = arith.subi %stages, %c1 : index
+      %ahead_m1 = arith.subi %ahead, %c1 : index
+      %acc_k = scf.for %phase = %c0 to %c3 step %c1 iter_args(%ap = %acc0) -> (${ACC}) {
+      %first_ring = arith.cmpi eq, %phase, %c0 : index
+      %tail = arith.cmpi eq, %phase, %c2 : index
+      // Without DRAIN: nothing, the whole rings, the partial ring (checked).
+      %lo_whole = arith.select %tail, %ntiles_whole, %c0 : index
+      %hi_whole = arith.select %tail, %ntiles, %ntiles_whole : index
+      %lo_plain = arith.select %first_ring, %c0, %lo_whole : index
+      %hi_plain = arith.select %first_ring, %c0, %hi_whole : index
+      // With DRAIN: [0, ring), [ring, v_last), [v_last, v_end).
+      %lo_mid = arith.select %tail, %v_last, %ring : index
+      %hi_mid = arith.select %tail, %v_end, %v_last : index
+      %lo_drain = arith.select %first_ring, %c0, %lo_mid : index
+      %hi_drain = arith.select %first_ring, %ring, %hi_mid : index
+      %lo = arith.select %drain, %lo_drain, %lo_plain : index
+      %hi = arith.select %drain, %hi_drain, %hi_plain : index
+      %tail_checked = arith.andi %tail, %by_ring : i1
+      %not_drain = arith.xori %drain, %true : i1
+      %checked = arith.andi %tail_checked, %not_drain : i1
       %unchecked = arith.xori %checked, %true : i1
-      %acc_p = scf.for %i0 = %lo to %hi step %ring iter_args(%a0 = %ap) -> (${ACC}) {
+      %last_ring = arith.andi %tail, %drain : i1
+      %starting = arith.andi %first_ring, %drain : i1
+      %acc_p = scf.for %v0 = %lo to %hi step %ring iter_args(%a0 = %ap) -> (${ACC}) {
         %a_ring = scf.for %r = %c0 to %ring step %c1 iter_args(%a = %a0) -> (${ACC}) {
-          %i = arith.addi %i0, %r : index
+          %vpos = arith.addi %v0, %r : index
+          %i = arith.subi %vpos, %s0 : index
           %i_slot = arith.remui %i, %stages : index
           %slot = arith.select %by_ring, %r, %i_slot : index
           %in_range = arith.cmpi ult, %i, %ntiles : index
           %live = arith.ori %in_range, %unchecked : i1
+          // DRAIN: the first S0 positions of the first ring only refill.
+          %before = arith.cmpi ult, %vpos, %s0 : index
+          %idle = arith.andi %starting, %before : i1
+          %computes = arith.xori %idle, %true : i1
+          // Tiles issued after this one: STAGES_AHEAD - 1, fewer in the
+          // last STAGES_AHEAD - 1 tiles (DRAIN: constants of the last ring;
+          // REFILL_ALWAYS: the repeats keep the count).
+          %left = arith.subi %ntiles_last, %i : index
+          %younger_end = arith.minui %ahead_m1, %left : index
+          %younger_plain = arith.select %always, %ahead_m1, %younger_end : index
+          %ring_left = arith.subi %stages_m1, %r : index
+          %younger_last = arith.minui %ahead_m1, %ring_left : index
+          %younger_drain = arith.select %last_ring, %younger_last, %ahead_m1 : index
+          %younger = arith.select %drain, %younger_drain, %younger_plain : index
           %a_tile = scf.if %live -> (${ACC}) {
             // Tile i has landed for this thread's copies; after the barrier for
             // every thread's, and every warp is done with the slot the next copy
@@ -275,9 +333,13 @@ ${PICK_STAGE}
             // for tile i's own mbarrier, and the slot of tile i - WGMMA_PENDING
             // is refilled after the products, once the warpgroups' wgmma of
             // that tile are complete (@stage_refill).
-            func.call @wait_copies(%i, %ntiles, %bars, %slot) : (index, index, i64, index) -> ()
-            func.call @stage_landed() : () -> ()
-            func.call @stage_barrier() : () -> ()
+            // (DRAIN: an idle position waits for nothing and reads nothing;
+            // the slot it refills was never used.)
+            scf.if %computes {
+              func.call @wait_copies(%i, %ntiles, %bars, %slot, %younger) : (index, index, i64, index, index) -> ()
+              func.call @stage_landed() : () -> ()
+              func.call @stage_barrier() : () -> ()
+            }
             %next = arith.addi %i, %ahead : index
             %have = arith.cmpi ult, %next, %ntiles : index
             // REFILL_ALWAYS: past the last tile the refill copies this
@@ -292,7 +354,13 @@ ${PICK_STAGE}
             %slot_ahead = arith.addi %slot, %ahead : index
             %pick_next = arith.remui %slot_ahead, %stages : index
             %early = arith.constant ${REFILL_EARLY}
-            %refill = arith.ori %have, %always : i1
+            %refill_plain = arith.ori %have, %always : i1
+            // DRAIN: every position refills but those of the last ring whose
+            // next tile is past the end.
+            %in_ring = arith.cmpi ult, %slot_ahead, %stages : index
+            %not_last = arith.xori %last_ring, %true : i1
+            %refill_drain = arith.ori %in_ring, %not_last : i1
+            %refill = arith.select %drain, %refill_drain, %refill_plain : i1
             %have_early = arith.andi %refill, %early : i1
             scf.if %have_early {
               %pick = arith.addi %pick_next, %c0 : index
@@ -302,7 +370,7 @@ ${PICK_STAGE}
             }
             func.call @commit_copies() : () -> ()
             // (A region of its own: the refill below picks its stage too.)
-            %a2 = scf.execute_region -> ${ACC} {
+            %a2 = scf.if %computes -> ${ACC} {
               %pick = arith.addi %slot, %c0 : index
 ${PICK_STAGE}
               %ksub = arith.constant ${KSUB} : index
@@ -312,6 +380,8 @@ ${PICK_STAGE}
                 scf.yield %as2 : ${ACC}
               } {gatejit.unroll}
               scf.yield %a_sub : ${ACC}
+            } else {
+              scf.yield %a : ${ACC}
             }
             %late = arith.xori %early, %true : i1
             %have_late = arith.andi %refill, %late : i1
@@ -335,6 +405,7 @@ ${PICK_STAGE}
       // REFILL_ALWAYS: the last STAGES_AHEAD copies repeated the last tile
       // and may still be landing; they finish before the workgroup memory
       // is reused (the K-split flag, the staged epilogue) or released.
+      // (DRAIN: the last tile's wait left none in flight.)
       func.call @copies_done() : () -> ()
 
       // K split across blocks: the last block of a tile to arrive finishes

@@ -40,6 +40,7 @@ struct Entry {
   std::vector<std::string> regs;
   int64_t epoch = 0;
   bool main = false;  // issued in the main region
+  bool copy = false;  // an async copy (a TMA stage, a PTX copy group, an LDS-DMA load)
 };
 
 struct RegionStats {
@@ -65,6 +66,21 @@ class Replay {
     for (size_t i : order) step(steps[i], s);
   }
   int64_t epoch() const { return epoch_; }
+  // Replays `order` until every async copy is retired at or after step
+  // `from` of it (the order's last copy): the pipeline's own drain. Returns
+  // how many steps it took (all of them where a copy stays outstanding).
+  size_t run_until_copies_retired(const std::vector<Step> &steps, const std::vector<size_t> &order, size_t from,
+                                  RegionStats &s) {
+    main_ = false;
+    ++segment_;
+    for (size_t k = 0; k < order.size(); ++k) {
+      step(steps[order[k]], s);
+      if (k >= from && pending_copy_bytes_ == 0 &&
+          std::none_of(queue_.begin(), queue_.end(), [](const Entry &e) { return e.copy; }))
+        return k + 1;
+    }
+    return order.size();
+  }
   // The round trips completed when the last main-region entry returned.
   int64_t main_done_epoch() const { return main_done_epoch_; }
   // Waits that retired main-region loads, wherever they stood.
@@ -119,7 +135,7 @@ class Replay {
     }
   }
   void push(int64_t bytes, bool load, std::vector<std::string> regs, RegionStats &s,
-            const std::vector<std::string> &address = {}) {
+            const std::vector<std::string> &address = {}, bool copy = false) {
     // A load rides on the last round trip when the assembler can issue it
     // before that wait: same segment, and an address not computed from data
     // the wait brought.
@@ -127,7 +143,7 @@ class Replay {
     for (const std::string &r : address) rides = rides && !load_derived_.count(r);
     if (hoist_loads_)
       for (const std::string &r : regs) load_derived_.insert(r);
-    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, main_});
+    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, main_, copy});
     s.max_in_flight = std::max(s.max_in_flight, loads_outstanding());
   }
   void step(const Step &st, RegionStats &s) {
@@ -144,11 +160,11 @@ class Replay {
       case Step::kAsyncCopy:
         ++s.async_copies;
         s.load_bytes += st.bytes;
-        if (st.counts_in_order) push(st.bytes, true, {}, s);
+        if (st.counts_in_order) push(st.bytes, true, {}, s, {}, true);
         else pending_copy_bytes_ += st.bytes;
         break;
       case Step::kCommitGroup:
-        if (pending_copy_bytes_ > 0) push(pending_copy_bytes_, true, {}, s);
+        if (pending_copy_bytes_ > 0) push(pending_copy_bytes_, true, {}, s, {}, true);
         pending_copy_bytes_ = 0;
         break;
       case Step::kWaitCount:
@@ -375,7 +391,24 @@ CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_
   const int64_t epoch_before = rp.epoch();
   const int iterations = r.loop ? kSteadyIterations : 1;
   for (int i = 0; i < iterations; ++i) rp.run(steps, r.body, loop, true);  // steady state (straight-line: once)
-  rp.run(steps, r.tail, tail);
+  // A pipeline peeled after the loop (mma_tiled's DRAIN: its last ring,
+  // copies, waits and products of the last tiles) streams on: the waits up
+  // to the one that retires the last copy it issues bring the stream's own
+  // bytes (the streaming terms count them), so they are not the tail's.
+  // A loop that leaves copies in flight and waits for them after it (the
+  // repeats of REFILL_ALWAYS) issues none there: that wait stays the tail's.
+  std::vector<size_t> tail_steps = r.tail;
+  if (r.loop) {
+    size_t last_copy = tail_steps.size();
+    for (size_t k = 0; k < tail_steps.size(); ++k)
+      if (steps[tail_steps[k]].kind == Step::kAsyncCopy) last_copy = k;
+    if (last_copy < tail_steps.size()) {
+      RegionStats streamed;
+      const size_t taken = rp.run_until_copies_retired(steps, tail_steps, last_copy, streamed);
+      tail_steps.erase(tail_steps.begin(), tail_steps.begin() + std::ptrdiff_t(taken));
+    }
+  }
+  rp.run(steps, tail_steps, tail);
   RegionStats in_flight = loop;
   if (!r.loop) {
     // Straight-line code waits for its last loads after the last of them:

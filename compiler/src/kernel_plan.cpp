@@ -1436,7 +1436,30 @@ void plan_mma_tiled(KernelPlan &p) {
   // sm_90 counts copy groups and keeps the branch; `refill=0|1` overrides
   // (not with TMA, whose repeated copies nothing would wait for).
   const bool refill_always = !t.tma && (p.tuning.has("refill") ? p.tuning.at("refill") != 0 : amd || t.gfx950_loop);
-  P["REFILL_ALWAYS"] = refill_always ? "true" : "false";
+  // v95: where every split has more than STAGES tiles (two rings at least),
+  // the ring is laid so that the last tile takes the last slot and that
+  // ring is peeled (DRAIN): no copy past the end, so nothing is in flight
+  // when the K loop ends and the meeting or the epilogue starts at once;
+  // the repeats move to the first positions, where they overlap the
+  // prologue. Not with two stages: every tile then waits for its own
+  // copies alone, and the peeled rings cost gfx950's 128 x 64 prefill tiles
+  // their third workgroup a CU (178 VGPRs against 134). `drain=0|1`
+  // overrides; an explicit `refill` keeps its own loop (the v72
+  // calibration sweeps ran refill=1).
+  const int64_t fewest_tiles = (c.k / t.bk) / t.splits;  // split SPLITS - 1's
+  const bool drain_fits = !t.tma && !t.wgmma && (amd || t.gfx950_loop) && fewest_tiles > t.stages;
+  const bool drain_pays = t.stages > 2;
+  const bool drain =
+      drain_fits && (p.tuning.has("drain") ? p.tuning.at("drain") != 0 : drain_pays && !p.tuning.has("refill"));
+  P["REFILL_ALWAYS"] = refill_always && !drain ? "true" : "false";
+  P["DRAIN"] = drain ? "true" : "false";
+  // gfx950's wait for a tile with `younger` tiles issued after it: a case
+  // each (this thread's loads of that many stages), none for 0.
+  std::string wait_cases;
+  for (int64_t y = 1; y < ahead; ++y)
+    wait_cases += fmt::format("      case {} {{\n        amdgpu.memory_counter_wait load({})\n        scf.yield\n      }}\n",
+                              y, y * (w_cpt + h_cpt));
+  P["WAIT_YOUNGER_CASES"] = wait_cases;
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
     P["COPY_SRC"] = "!llvm.ptr";

@@ -18,7 +18,7 @@ TuningOverride TuningOverride::parse(std::string_view text) {
     const std::string_view key = item.substr(0, eq);
     if (key.empty()) continue;
     const bool is_switch = key == "tiled" || key == "wgmma" || key == "tma" || key == "pending" || key == "attn" ||
-                           key == "gwfirst" || key == "refill" || key == "prefetch" || key == "persistent" ||
+                           key == "gwfirst" || key == "refill" || key == "drain" || key == "prefetch" || key == "persistent" ||
                            key == "oneround" || key == "poll";
     if (value > 0 || (is_switch && value == 0)) o.keys[std::string(key)] = value;
   }

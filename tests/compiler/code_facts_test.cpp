@@ -131,6 +131,45 @@ $L__BB0_1:
   EXPECT_DOUBLE_EQ(f.bytes_in_flight_at_wait, 96);
 }
 
+// v95: a pipeline peeled after the loop (mma_tiled's DRAIN: the last
+// ring's copies, waits and reads) streams on, so its waits up to the one
+// that retires its last copy are not the tail's; what follows is (here one
+// load). A loop that leaves its copies in flight and waits for them after
+// it (REFILL_ALWAYS's repeats) issues none there: that wait is the tail's.
+TEST(CodeFacts, PeeledPipelineStreamsOnButRepeatsLeftInFlightAreTheTail) {
+  const std::string loop = R"(
+$L__BB0_1:
+	cp.async.cg.shared.global [%r1], [%rd1], 16;
+	cp.async.commit_group;
+	cp.async.wait_group 2;
+	bar.sync 0;
+	ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r3];
+	@%p1 bra $L__BB0_1;
+)";
+  const CodeFacts peeled = ptx_facts_of(loop + R"(
+	cp.async.cg.shared.global [%r1], [%rd1], 16;
+	cp.async.commit_group;
+	cp.async.wait_group 1;
+	bar.sync 0;
+	ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r3];
+	cp.async.wait_group 0;
+	bar.sync 0;
+	ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r4];
+	ld.global.nc.v4.u32 {%r20, %r21, %r22, %r23}, [%rd5];
+	add.s32 %r30, %r20, %r10;
+	ret;
+)");
+  EXPECT_EQ(peeled.tail_round_trips, 1);  // the global load alone
+  const CodeFacts repeats = ptx_facts_of(loop + R"(
+	cp.async.wait_group 0;
+	bar.sync 0;
+	ld.global.nc.v4.u32 {%r20, %r21, %r22, %r23}, [%rd5];
+	add.s32 %r30, %r20, %r10;
+	ret;
+)");
+  EXPECT_EQ(repeats.tail_round_trips, 2);  // the copies left in flight, then the load
+}
+
 // The template marks its element-wise fallback (fallback_mark_*.mlir):
 // what only that path runs is left out of the tail, so the tail is the
 // staged path's (one round trip for attn here); the blocks both paths share
@@ -257,7 +296,10 @@ TEST(CodeFacts, TiledFallbackIsMarkedOutOfTheTail) {
   // N = 1003 (not whole 8-element pieces: EPI_STAGED 0): the element-wise
   // epilogue is the only one, so it carries no mark and the tail is its own
   // (gfx950: 4 with the arrival's atomic, 3 with v94's poll meeting).
-  for (const Case &k : {Case{Target::kGfx950, 1536, 7168, 128, 2, 3, 1}, Case{Target::kSm90, 1536, 7168, 64, 1, 2, 1},
+  // gfx950 N = 1536 M = 128: 1 / 2 since v95's drain (no wait for repeated
+  // copies when the K loop ends; its 11-tile splits drain, N = 1003's 2-tile
+  // ones keep the repeats).
+  for (const Case &k : {Case{Target::kGfx950, 1536, 7168, 128, 1, 2, 1}, Case{Target::kSm90, 1536, 7168, 64, 1, 2, 1},
                         Case{Target::kGfx950, 1003, 2048, 256, 3, 3, 0}, Case{Target::kSm90, 1003, 2048, 256, 2, 2, 0}}) {
     SCOPED_TRACE("n=" + std::to_string(k.n));
     Contract c = gfx950(k.m);

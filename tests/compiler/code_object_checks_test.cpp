@@ -849,6 +849,43 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, TiledMmaGfx950Code,
                                          std::pair{DType::kBF16, int64_t(4096)}),
                          dtype_m_name);
 
+// v95 (DRAIN): gfx950's tiled K loop ends with nothing in flight. Its last
+// ring is peeled: the waits before the last tiles' reads count down to
+// vmcnt(0) at the last, and between the last MFMA and the K split's first
+// partial store no wait for copies remains. With drain=0 (REFILL_ALWAYS's
+// repeats of the last tile) that wait is there: s_waitcnt vmcnt(0) after
+// the products.
+TEST(TiledMmaGfx950Drain, NothingInFlightWhenTheKLoopEnds) {
+  auto wait_after_products = [](const char *tuning) {
+    ScopedMmaTuning scoped(tuning);
+    Contract c = seed_with(Target::kGfx950, DType::kBF16, 128);
+    auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
+    EXPECT_TRUE(isa.ok()) << isa.status().to_string();
+    if (!isa.ok()) return std::make_pair(-1, -1);
+    std::vector<std::string> lines;
+    std::istringstream in(*isa);
+    for (std::string line; std::getline(in, line);) {
+      const auto first = line.find_first_not_of(" \t");
+      if (first != std::string::npos && line[first] != ';' && line[first] != '.') lines.push_back(line.substr(first));
+    }
+    size_t last_mfma = 0, first_store = lines.size();
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].rfind("v_mfma", 0) == 0) last_mfma = i;
+    for (size_t i = last_mfma; i < lines.size() && first_store == lines.size(); ++i)
+      if (lines[i].rfind("global_store", 0) == 0) first_store = i;
+    int after = 0, before_last_reads = 0;
+    for (size_t i = last_mfma; i < first_store; ++i) after += lines[i].rfind("s_waitcnt vmcnt(0)", 0) == 0;
+    for (size_t i = 0; i < last_mfma; ++i) before_last_reads += lines[i].rfind("s_waitcnt vmcnt(0)", 0) == 0;
+    EXPECT_LT(first_store, lines.size()) << tuning;
+    return std::make_pair(after, before_last_reads);
+  };
+  const auto [drained_after, drained_before] = wait_after_products("");
+  EXPECT_EQ(drained_after, 0);
+  EXPECT_GE(drained_before, 1);  // the last tile's own wait
+  const auto [repeats_after, repeats_before] = wait_after_products("drain=0");
+  EXPECT_GE(repeats_after, 1);
+}
+
 // sm_90's mma kernel: mma.sync m16n8k16 with the dtype's operand type, 16-byte
 // operand loads.
 TEST(PtxCode, MmaUsesMmaSync) {
