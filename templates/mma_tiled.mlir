@@ -55,7 +55,8 @@
 //   the end: no branch before the reads; gfx950 where DRAIN is not)
 //   ${DRAIN} (the last ring peeled: no copy past the end, nothing in flight
 //   when the K loop ends; gfx950 with 3 or more stages where every split has
-//   more than STAGES tiles)
+//   more than STAGES tiles), ${DRAIN_S0_KNOWN} ${DRAIN_S0} (its idle
+//   positions, where every split has as many tiles)
 //   ${STAGES} ${STAGES_AHEAD} (tiles in flight ahead: STAGES - 1; wgmma with
 //   cp.async STAGES - 2; TMA STAGES - WGMMA_PENDING)
 //   ${STAGES_PENDING} (= STAGES_AHEAD - 1) and ${PENDING} (what the target's wait
@@ -234,7 +235,12 @@ ${COPY_SOURCES}
       %ring_rem = arith.remui %ntiles, %ring : index
       %s0_up = arith.subi %ring, %ring_rem : index
       %s0_ring = arith.remui %s0_up, %ring : index
-      %s0 = arith.select %drain, %s0_ring, %c0 : index
+      // (A constant where every split has as many tiles: then the first
+      // ring's idle checks fold away.)
+      %s0_known = arith.constant ${DRAIN_S0_KNOWN}
+      %s0_fixed = arith.constant ${DRAIN_S0} : index
+      %s0_drain = arith.select %s0_known, %s0_fixed, %s0_ring : index
+      %s0 = arith.select %drain, %s0_drain, %c0 : index
       scf.for %p0 = %c0 to %ahead step %c1 {
         // (Always true then, but not folded here: a call left directly in
         // the kernel's body would not be inlined.)

@@ -1453,6 +1453,14 @@ void plan_mma_tiled(KernelPlan &p) {
       drain_fits && (p.tuning.has("drain") ? p.tuning.at("drain") != 0 : drain_pays && !p.tuning.has("refill"));
   P["REFILL_ALWAYS"] = refill_always && !drain ? "true" : "false";
   P["DRAIN"] = drain ? "true" : "false";
+  // Where the splits divide the K tiles evenly, every split has the same
+  // idle positions: a constant, so the first ring's checks fold away
+  // (N = 1536 M = 512 / 1024: 166 / 186 -> 146 VGPRs). Uneven splits keep
+  // them dynamic (a first ring for each count measured 200-226 VGPRs
+  // against 158-206).
+  const bool even_split = (c.k / t.bk) % t.splits == 0;
+  P["DRAIN_S0_KNOWN"] = even_split ? "true" : "false";
+  set("DRAIN_S0", even_split ? (t.stages - fewest_tiles % t.stages) % t.stages : 0);
   // gfx950's wait for a tile with `younger` tiles issued after it: a case
   // each (this thread's loads of that many stages), none for 0.
   std::string wait_cases;
