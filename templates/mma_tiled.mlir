@@ -321,8 +321,11 @@ ${PICK_STAGE}
           // Tiles issued after this one: STAGES_AHEAD - 1, fewer in the
           // last STAGES_AHEAD - 1 tiles (DRAIN: constants of the last ring;
           // REFILL_ALWAYS: the repeats keep the count).
+          // (Without either: all of STAGES_AHEAD - 1, or none in the last
+          // STAGES_AHEAD - 1 tiles, a branch a tile: the refill=0 knob.)
           %left = arith.subi %ntiles_last, %i : index
-          %younger_end = arith.minui %ahead_m1, %left : index
+          %short = arith.cmpi ult, %left, %ahead_m1 : index
+          %younger_end = arith.select %short, %c0, %ahead_m1 : index
           %younger_plain = arith.select %always, %ahead_m1, %younger_end : index
           %ring_left = arith.subi %stages_m1, %r : index
           %younger_last = arith.minui %ahead_m1, %ring_left : index

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -40,7 +41,8 @@ struct Entry {
   std::vector<std::string> regs;
   int64_t epoch = 0;
   bool main = false;  // issued in the main region
-  bool copy = false;  // an async copy (a TMA stage, a PTX copy group, an LDS-DMA load)
+  bool copy = false;       // an async copy (a TMA stage, a PTX copy group, an LDS-DMA load)
+  bool tail_copy = false;  // ... issued by a pipeline peeled after the main loop
 };
 
 struct RegionStats {
@@ -66,20 +68,28 @@ class Replay {
     for (size_t i : order) step(steps[i], s);
   }
   int64_t epoch() const { return epoch_; }
-  // Replays `order` until every async copy is retired at or after step
-  // `from` of it (the order's last copy): the pipeline's own drain. Returns
-  // how many steps it took (all of them where a copy stays outstanding).
-  size_t run_until_copies_retired(const std::vector<Step> &steps, const std::vector<size_t> &order, size_t from,
-                                  RegionStats &s) {
+  // Replays `order` as a pipeline peeled after the loop: until the copies
+  // it issues (from step `from` of it on, the last of them, every one) have
+  // retired. Waits that retire only copies are `streamed`'s; a wait that
+  // retires any other load is `s`'s, as the tail's own. Returns the steps
+  // taken, or nothing where those copies never retire (a TMA barrier's wait
+  // keeps one in flight): then nothing is the pipeline's.
+  std::optional<size_t> run_peeled(const std::vector<Step> &steps, const std::vector<size_t> &order, size_t from,
+                                   RegionStats &streamed, RegionStats &s) {
     main_ = false;
+    peel_tail_ = &s;
     ++segment_;
-    for (size_t k = 0; k < order.size(); ++k) {
-      step(steps[order[k]], s);
+    std::optional<size_t> taken;
+    for (size_t k = 0; k < order.size() && !taken; ++k) {
+      peeling_ = true;
+      step(steps[order[k]], streamed);
       if (k >= from && pending_copy_bytes_ == 0 &&
-          std::none_of(queue_.begin(), queue_.end(), [](const Entry &e) { return e.copy; }))
-        return k + 1;
+          std::none_of(queue_.begin(), queue_.end(), [](const Entry &e) { return e.tail_copy; }))
+        taken = k + 1;
     }
-    return order.size();
+    peeling_ = false;
+    peel_tail_ = nullptr;
+    return taken;
   }
   // The round trips completed when the last main-region entry returned.
   int64_t main_done_epoch() const { return main_done_epoch_; }
@@ -97,6 +107,8 @@ class Replay {
   RegionStats main_waits_;
   std::set<std::string> load_derived_;  // registers holding (values computed from) loaded data
   int64_t pending_copy_bytes_ = 0;  // PTX cp.async chunks not yet committed
+  bool peeling_ = false;             // run_peeled: copies pushed are the peeled pipeline's
+  RegionStats *peel_tail_ = nullptr;  // run_peeled: where a wait for another load counts
 
   int64_t loads_outstanding() const {
     return std::count_if(queue_.begin(), queue_.end(), [](const Entry &e) { return e.load; });
@@ -109,13 +121,15 @@ class Replay {
       loads += e.load;
       bytes += e.load ? e.bytes : 0;
     }
-    bool fresh = false, retired_main = false, retired_load = false;
+    bool fresh = false, retired_main = false, retired_load = false, retired_other = false;
     for (size_t i = 0; i < count; ++i) {
       fresh |= queue_.front().epoch == epoch_;
       retired_main |= queue_.front().main;
       retired_load |= queue_.front().load;
+      retired_other |= queue_.front().load && !queue_.front().copy;
       queue_.pop_front();
     }
+    RegionStats &charged = peel_tail_ && retired_other ? *peel_tail_ : s;
     // A wait that retires only stores and atomics (AMD's vmcnt queue holds
     // both) is a meeting's release or arrival: the model charges those as
     // the meeting's round trips (perf_model.cpp), as on PTX, where they
@@ -123,11 +137,11 @@ class Replay {
     if (fresh && retired_load) {
       ++epoch_;
       hoisted_segment_ = segment_;
-      ++s.round_trips;
+      ++charged.round_trips;
     }
     if (retired_main) main_done_epoch_ = epoch_;
     if (!retired_load) return;
-    for (RegionStats *t : {&s, retired_main ? &main_waits_ : nullptr}) {
+    for (RegionStats *t : {&charged, retired_main ? &main_waits_ : nullptr}) {
       if (!t) continue;
       ++t->load_waits;
       t->in_flight_at_wait_sum += double(bytes);
@@ -143,7 +157,7 @@ class Replay {
     for (const std::string &r : address) rides = rides && !load_derived_.count(r);
     if (hoist_loads_)
       for (const std::string &r : regs) load_derived_.insert(r);
-    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, main_, copy});
+    queue_.push_back({bytes, load, std::move(regs), rides ? epoch_ - 1 : epoch_, main_, copy, copy && peeling_});
     s.max_in_flight = std::max(s.max_in_flight, loads_outstanding());
   }
   void step(const Step &st, RegionStats &s) {
@@ -392,20 +406,27 @@ CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_
   const int iterations = r.loop ? kSteadyIterations : 1;
   for (int i = 0; i < iterations; ++i) rp.run(steps, r.body, loop, true);  // steady state (straight-line: once)
   // A pipeline peeled after the loop (mma_tiled's DRAIN: its last ring,
-  // copies, waits and products of the last tiles) streams on: the waits up
-  // to the one that retires the last copy it issues bring the stream's own
-  // bytes (the streaming terms count them), so they are not the tail's.
-  // A loop that leaves copies in flight and waits for them after it (the
-  // repeats of REFILL_ALWAYS) issues none there: that wait stays the tail's.
+  // copies, waits and products of the last tiles) streams on: the waits
+  // that retire only copies, up to the one that retires the last copy it
+  // issues, bring the stream's own bytes (the streaming terms count them),
+  // so they are not the tail's; a wait there for any other load is. A
+  // loop that leaves copies in flight and waits for them after it (the
+  // repeats of REFILL_ALWAYS) issues none there: that wait stays the
+  // tail's. (Where the tail also issued copies, a wait retiring both would
+  // count as the stream's: no template's tail does both.)
   std::vector<size_t> tail_steps = r.tail;
   if (r.loop) {
     size_t last_copy = tail_steps.size();
     for (size_t k = 0; k < tail_steps.size(); ++k)
       if (steps[tail_steps[k]].kind == Step::kAsyncCopy) last_copy = k;
     if (last_copy < tail_steps.size()) {
-      RegionStats streamed;
-      const size_t taken = rp.run_until_copies_retired(steps, tail_steps, last_copy, streamed);
-      tail_steps.erase(tail_steps.begin(), tail_steps.begin() + std::ptrdiff_t(taken));
+      Replay probe = rp;
+      RegionStats ignored_streamed, ignored_tail;
+      if (probe.run_peeled(steps, tail_steps, last_copy, ignored_streamed, ignored_tail)) {
+        RegionStats streamed;
+        const size_t taken = *rp.run_peeled(steps, tail_steps, last_copy, streamed, tail);
+        tail_steps.erase(tail_steps.begin(), tail_steps.begin() + std::ptrdiff_t(taken));
+      }
     }
   }
   rp.run(steps, tail_steps, tail);

@@ -168,6 +168,19 @@ $L__BB0_1:
 	ret;
 )");
   EXPECT_EQ(repeats.tail_round_trips, 2);  // the copies left in flight, then the load
+  // A load the peeled pipeline waits for among its own copies is the
+  // tail's, not the stream's.
+  const CodeFacts peeled_with_load = ptx_facts_of(loop + R"(
+	cp.async.cg.shared.global [%r1], [%rd1], 16;
+	cp.async.commit_group;
+	ld.global.nc.v4.u32 {%r20, %r21, %r22, %r23}, [%rd5];
+	add.s32 %r30, %r20, %r10;
+	cp.async.wait_group 0;
+	bar.sync 0;
+	ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r4];
+	ret;
+)");
+  EXPECT_EQ(peeled_with_load.tail_round_trips, 1);
 }
 
 // The template marks its element-wise fallback (fallback_mark_*.mlir):

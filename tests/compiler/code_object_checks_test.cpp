@@ -849,41 +849,63 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, TiledMmaGfx950Code,
                                          std::pair{DType::kBF16, int64_t(4096)}),
                          dtype_m_name);
 
-// v95 (DRAIN): gfx950's tiled K loop ends with nothing in flight. Its last
-// ring is peeled: the waits before the last tiles' reads count down to
-// vmcnt(0) at the last, and between the last MFMA and the K split's first
-// partial store no wait for copies remains. With drain=0 (REFILL_ALWAYS's
-// repeats of the last tile) that wait is there: s_waitcnt vmcnt(0) after
-// the products.
-TEST(TiledMmaGfx950Drain, NothingInFlightWhenTheKLoopEnds) {
-  auto wait_after_products = [](const char *tuning) {
+// v95 (DRAIN): gfx950's tiled K loop ends with nothing in flight. The
+// waits before a stage barrier (@wait_copies) are all alike with the
+// repeats of REFILL_ALWAYS (drain=0); drained, the peeled last ring counts
+// them down, younger tiles STAGES - 2 .. 0 (vmcnt 8, 4, 0 at 4 stages),
+// and the tail has one round trip fewer: the wait for the repeats is gone.
+// Uneven splits (M = 128: 11 or 12 tiles, S0 at run time), one split of
+// 4 stages (M = 1024) and of 3 (M = 2048).
+TEST(TiledMmaGfx950Drain, TheLastRingCountsDownAndTheTailLosesTheRepeats) {
+  struct Run {
+    std::vector<int> barrier_waits;  // vmcnt of each wait a stage barrier follows
+    int64_t tail = -1, stages = 0;
+  };
+  auto run = [](const char *tuning, int64_t m) {
     ScopedMmaTuning scoped(tuning);
-    Contract c = seed_with(Target::kGfx950, DType::kBF16, 128);
+    const Contract c = seed_with(Target::kGfx950, DType::kBF16, m);
+    Run out;
+    auto compiled = compiler::compile(c);
+    EXPECT_TRUE(compiled.ok()) << compiled.status().to_string();
+    if (!compiled.ok()) return out;
+    out.tail = compiled->report["code_facts"].value("tail_round_trips", int64_t(-1));
+    out.stages = compiled->report["tuning"].value("STAGES", int64_t(0));
     auto isa = compiler::emit_stage(c, compiler::Stage::kIsa);
     EXPECT_TRUE(isa.ok()) << isa.status().to_string();
-    if (!isa.ok()) return std::make_pair(-1, -1);
+    if (!isa.ok()) return out;
     std::vector<std::string> lines;
     std::istringstream in(*isa);
     for (std::string line; std::getline(in, line);) {
       const auto first = line.find_first_not_of(" \t");
       if (first != std::string::npos && line[first] != ';' && line[first] != '.') lines.push_back(line.substr(first));
     }
-    size_t last_mfma = 0, first_store = lines.size();
-    for (size_t i = 0; i < lines.size(); ++i)
-      if (lines[i].rfind("v_mfma", 0) == 0) last_mfma = i;
-    for (size_t i = last_mfma; i < lines.size() && first_store == lines.size(); ++i)
-      if (lines[i].rfind("global_store", 0) == 0) first_store = i;
-    int after = 0, before_last_reads = 0;
-    for (size_t i = last_mfma; i < first_store; ++i) after += lines[i].rfind("s_waitcnt vmcnt(0)", 0) == 0;
-    for (size_t i = 0; i < last_mfma; ++i) before_last_reads += lines[i].rfind("s_waitcnt vmcnt(0)", 0) == 0;
-    EXPECT_LT(first_store, lines.size()) << tuning;
-    return std::make_pair(after, before_last_reads);
+    const std::regex vmcnt(R"(^s_waitcnt vmcnt\((\d+)\))");
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::smatch hit;
+      if (!std::regex_search(lines[i], hit, vmcnt) || hit[1] == "63") continue;  // 63: no vmcnt wait
+      for (size_t j = i + 1; j < std::min(lines.size(), i + 4); ++j)
+        if (lines[j].rfind("s_barrier", 0) == 0) {
+          out.barrier_waits.push_back(std::stoi(hit[1]));
+          break;
+        }
+    }
+    return out;
   };
-  const auto [drained_after, drained_before] = wait_after_products("");
-  EXPECT_EQ(drained_after, 0);
-  EXPECT_GE(drained_before, 1);  // the last tile's own wait
-  const auto [repeats_after, repeats_before] = wait_after_products("drain=0");
-  EXPECT_GE(repeats_after, 1);
+  for (int64_t m : {128, 1024, 2048}) {
+    SCOPED_TRACE("M " + std::to_string(m));
+    const Run repeats = run("drain=0", m), drained = run("", m);
+    ASSERT_FALSE(repeats.barrier_waits.empty());
+    ASSERT_GE(repeats.stages, 3);
+    const int steady = *std::max_element(repeats.barrier_waits.begin(), repeats.barrier_waits.end());
+    for (int w : repeats.barrier_waits) EXPECT_EQ(w, steady);
+    const int younger = int(repeats.stages) - 2, per_tile = steady / younger;
+    ASSERT_GT(per_tile, 0);
+    for (int y = 0; y <= younger; ++y)
+      EXPECT_NE(std::find(drained.barrier_waits.begin(), drained.barrier_waits.end(), y * per_tile),
+                drained.barrier_waits.end())
+          << "no wait for " << y << " younger tiles";
+    EXPECT_EQ(drained.tail, repeats.tail - 1);
+  }
 }
 
 // sm_90's mma kernel: mma.sync m16n8k16 with the dtype's operand type, 16-byte
