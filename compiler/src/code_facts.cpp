@@ -97,7 +97,7 @@ class Replay {
   const RegionStats &main_waits() const { return main_waits_; }
 
  private:
-  const bool hoist_loads_;
+  bool hoist_loads_;  // (not const: run_peeled is undone by assigning a copy back)
   std::deque<Entry> queue_;
   int64_t epoch_ = 0;
   int64_t segment_ = 0;
@@ -420,13 +420,12 @@ CodeFacts replay(std::vector<Step> steps, const std::string &format, bool hoist_
     for (size_t k = 0; k < tail_steps.size(); ++k)
       if (steps[tail_steps[k]].kind == Step::kAsyncCopy) last_copy = k;
     if (last_copy < tail_steps.size()) {
-      Replay probe = rp;
-      RegionStats ignored_streamed, ignored_tail;
-      if (probe.run_peeled(steps, tail_steps, last_copy, ignored_streamed, ignored_tail)) {
-        RegionStats streamed;
-        const size_t taken = *rp.run_peeled(steps, tail_steps, last_copy, streamed, tail);
-        tail_steps.erase(tail_steps.begin(), tail_steps.begin() + std::ptrdiff_t(taken));
-      }
+      const Replay before = rp;
+      RegionStats streamed;
+      if (const std::optional<size_t> taken = rp.run_peeled(steps, tail_steps, last_copy, streamed, tail))
+        tail_steps.erase(tail_steps.begin(), tail_steps.begin() + std::ptrdiff_t(*taken));
+      else
+        rp = before, tail = RegionStats{};  // not a peeled pipeline: the whole tail is the tail
     }
   }
   rp.run(steps, tail_steps, tail);

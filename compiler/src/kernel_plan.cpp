@@ -1440,8 +1440,8 @@ void plan_mma_tiled(KernelPlan &p) {
   // the ring is laid so that the last tile takes the last slot and that
   // ring is peeled (DRAIN): no copy past the end, so nothing is in flight
   // when the K loop ends and the meeting or the epilogue starts at once;
-  // the repeats move to the first positions, where they overlap the
-  // prologue. Not with two stages: every tile then waits for its own
+  // the first positions of the first ring are idle instead (no copy, no
+  // wait). Not with two stages: every tile then waits for its own
   // copies alone, and the peeled rings cost gfx950's 128 x 64 prefill tiles
   // their third workgroup a CU (178 VGPRs against 134). `drain=0|1`
   // overrides; an explicit `refill` keeps its own loop (the v72

@@ -181,6 +181,17 @@ $L__BB0_1:
 	ret;
 )");
   EXPECT_EQ(peeled_with_load.tail_round_trips, 1);
+  // Copies the tail issues but never waits for (a TMA barrier's wait keeps
+  // one in flight) make no peeled pipeline: the wait for the loop's copies
+  // stays the tail's.
+  const CodeFacts never_retired = ptx_facts_of(loop + R"(
+	cp.async.wait_group 0;
+	bar.sync 0;
+	cp.async.cg.shared.global [%r1], [%rd1], 16;
+	cp.async.commit_group;
+	ret;
+)");
+  EXPECT_EQ(never_retired.tail_round_trips, 1);
 }
 
 // The template marks its element-wise fallback (fallback_mark_*.mlir):
