@@ -1446,7 +1446,8 @@ void plan_mma_tiled(KernelPlan &p) {
   // their third workgroup a CU (178 VGPRs against 134). `drain=0|1`
   // overrides; an explicit `refill` keeps its own loop (the v72
   // calibration sweeps ran refill=1).
-  const int64_t fewest_tiles = (c.k / t.bk) / t.splits;  // split SPLITS - 1's
+  const int64_t k_tiles = c.k / t.bk;
+  const int64_t fewest_tiles = k_tiles / t.splits;  // split SPLITS - 1's
   const bool drain_fits = !t.tma && !t.wgmma && (amd || t.gfx950_loop) && fewest_tiles > t.stages;
   const bool drain_pays = t.stages > 2;
   const bool drain =
@@ -1458,7 +1459,7 @@ void plan_mma_tiled(KernelPlan &p) {
   // (N = 1536 M = 512 / 1024: 166 / 186 -> 146 VGPRs). Uneven splits keep
   // them dynamic (a first ring for each count measured 200-226 VGPRs
   // against 158-206).
-  const bool even_split = (c.k / t.bk) % t.splits == 0;
+  const bool even_split = k_tiles % t.splits == 0;
   P["DRAIN_S0_KNOWN"] = even_split ? "true" : "false";
   set("DRAIN_S0", even_split ? (t.stages - fewest_tiles % t.stages) % t.stages : 0);
   // gfx950's wait for a tile with `younger` tiles issued after it: a case
