@@ -929,21 +929,31 @@ struct TiledTuning {
 //    faster there (M = 64 7.82 against 12.42).
 struct AmdTileShape {
   int64_t bn = 0, bm = 0, stages = 0;
+  int64_t waves = kTiledWaves, blocks_per_cu = kAmdTiledWorkgroupsPerCu;
 };
 constexpr int64_t kAmdTiledFromM = 128;
 constexpr int64_t kAmdSplitTiledFromM = 97;
 constexpr int64_t kAmdRoundsTiledFromM = 49;  // v85: below, v70's and v83's unsplit rows
+// v96: the 128 x 128 tiles from M = 256, with a K split of 2-5 in one
+// round of one a CU, where M fills its 128-row tiles at least 7/8.
+constexpr int64_t kAmdWideTiledFromM = 256, kAmdWideTileRows = 128, kAmdWideTileWaves = 8;
+constexpr int64_t kAmdWideSplitsMin = 2, kAmdWideSplitsMax = 5;
 // The register-streamed plan's K split needs more than one round of the
 // workgroups the GPU holds.
 bool streamed_split_exceeds_a_round(const Contract &c) {
   const MmaTuning t = mma_tuning(c, {});
   return t.splits > 1 && !split_fits_a_round(c, t);
 }
-std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
+std::optional<AmdTileShape> amd_tile_shape(const Contract &c, bool wide_tiles = true) {
   if (!target_is_amdgpu(c.target)) return std::nullopt;
   const int64_t cus = target_info(c.target).compute_units;
   auto tiles = [&](int64_t bn, int64_t bm) { return ((c.n + bn - 1) / bn) * ((c.m_max + bm - 1) / bm); };
   if (tiles(128, 64) >= 3 * cus) return AmdTileShape{128, 64, 2};
+  const int64_t wide = tiles(kAmdWideTileRows, kAmdWideTileRows);
+  const int64_t wide_m = (c.m_max + kAmdWideTileRows - 1) / kAmdWideTileRows * kAmdWideTileRows;
+  if (wide_tiles && c.m_max >= kAmdWideTiledFromM && 8 * c.m_max >= 7 * wide_m &&
+      cus / wide >= kAmdWideSplitsMin && cus / wide <= kAmdWideSplitsMax)
+    return AmdTileShape{kAmdWideTileRows, kAmdWideTileRows, 4, kAmdWideTileWaves, 1};
   const int64_t round = kAmdTiledWorkgroupsPerCu * cus;
   if (c.m_max < kAmdTiledFromM) {
     if (c.m_max >= kAmdSplitTiledFromM && 2 * tiles(64, 64) <= round) return AmdTileShape{64, 64, 4};
@@ -956,6 +966,12 @@ std::optional<AmdTileShape> amd_tile_shape(const Contract &c) {
   return std::nullopt;
 }
 
+// tile128=0 keeps gfx950 off its 128 x 128 tiles (the sweeps' other arm).
+bool wide_tiles(const TuningKeys &o) {
+  const auto it = o.find("tile128");
+  return it == o.end() || it->second != 0;
+}
+
 bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   // The tiled form stages 16-bit tiles; an e4m3 weight takes the
   // register-streamed form, which decodes each lane's fragments.
@@ -966,12 +982,12 @@ bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // gfx950_plan=1 on sm_90: the form gfx950 takes for this contract
   // (tiled_tuning mirrors its shape).
-  if (c.target == Target::kSm90 && o.count("gfx950_plan")) return amd_tile_shape(as_gfx950(c)).has_value();
+  if (c.target == Target::kSm90 && o.count("gfx950_plan")) return amd_tile_shape(as_gfx950(c), wide_tiles(o)).has_value();
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
   // 11.4 us against the register-streamed 12.9 (v25). gfx950 where one of
   // its shapes applies (amd_tile_shape); elsewhere the register-streamed
   // form predicts faster.
-  return (c.target == Target::kSm90 && c.m_max > 16) || amd_tile_shape(c).has_value();
+  return (c.target == Target::kSm90 && c.m_max > 16) || amd_tile_shape(c, wide_tiles(o)).has_value();
 }
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
@@ -1101,8 +1117,8 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   };
   if (target_is_amdgpu(c.target)) {
     // Its shape where one applies; 64 x 64 where only asked (tiled=1).
-    const AmdTileShape shape = amd_tile_shape(c).value_or(AmdTileShape{kAmdTileRows, kAmdTileRows, 4});
-    t.bn = shape.bn, t.bm = shape.bm;
+    const AmdTileShape shape = amd_tile_shape(c, wide_tiles(o)).value_or(AmdTileShape{kAmdTileRows, kAmdTileRows, 4});
+    t.bn = shape.bn, t.bm = shape.bm, t.waves = shape.waves, t.blocks_per_cu = shape.blocks_per_cu;
     budget = shape.stages * stage_bytes(t);  // (the blocks a CU, below, may hold fewer)
   } else if (c.m_max <= 32) {
     t.bn = 32, t.bm = 32, t.bk = k128 ? 128 : 64, budget = 64 * 1024;
@@ -1121,11 +1137,11 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   // Its K loop too (the ring of STAGES slots, the refill past the end);
   // only its LDS globals and their select stay gfx950's. Other keys do not
   // apply with it; a shape sm_90 cannot take keeps sm_90's table.
-  // (persistent=0|1 and poll=0|1 apply to it too: the H200 times gfx950's
-  // grid and meeting both ways.)
+  // (persistent=0|1, poll=0|1 and tile128=0|1 apply to it too: the H200
+  // times gfx950's grid, meeting and tiles both ways.)
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
     TuningKeys gfx950_keys;
-    for (const char *key : {"persistent", "poll"})
+    for (const char *key : {"persistent", "poll", "tile128"})
       if (auto it = o.find(key); it != o.end()) gfx950_keys[key] = it->second;
     TiledTuning mirrored = tiled_tuning(as_gfx950(c), gfx950_keys);
     mirrored.gfx950_loop = true;
@@ -1314,18 +1330,24 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
 // ran. On the H200 the same template with 5 splits in one round instead of
 // 4 + 1 ran 3.9% faster (N = 1536 M = 64: 11.98 -> 11.51 us; the sm_90
 // model predicted 4.6%; the rows whose code did not change moved -0.7% to
-// +0.2%). oneround=0 keeps the rounds of 64 registers.
+// +0.2%). oneround=0 keeps the rounds of 64 registers; round=N (sweeps)
+// asks for N splits a round.
+// The rest of the tail, a 4-wave block's: gfx950's code objects held 62
+// registers beside 9 splits' polls (N = 1536 M = 128). An 8-wave block's
+// tail held about twice that (M = 640: 214 with 3 splits' 96; 5 splits in
+// one round spilled at M = 512), so the rest scales with the waves.
 constexpr int64_t kTailOtherRegisters = 64;
 // The most rounds a tiled split's poll meeting takes by default (v94).
 constexpr int64_t kTiledPollRoundsMax = 2;
 int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t workgroups, int64_t block,
                     int64_t registers_per_split) {
   if (t.splits <= 1) return 1;
+  if (auto it = o.find("round"); it != o.end()) return std::clamp<int64_t>(it->second, 1, t.splits);  // sweeps
   bool one_round = true;
   if (auto it = o.find("oneround"); it != o.end()) one_round = it->second != 0;
   if (one_round) {
-    if (t.splits * registers_per_split <= lane_registers_placed(c.target, workgroups, block) - kTailOtherRegisters)
-      return t.splits;
+    const int64_t rest = kTailOtherRegisters * std::max<int64_t>(1, t.waves / kTiledWaves);
+    if (t.splits * registers_per_split <= lane_registers_placed(c.target, workgroups, block) - rest) return t.splits;
   }
   return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);
 }

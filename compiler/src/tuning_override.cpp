@@ -19,7 +19,7 @@ TuningOverride TuningOverride::parse(std::string_view text) {
     if (key.empty()) continue;
     const bool is_switch = key == "tiled" || key == "wgmma" || key == "tma" || key == "pending" || key == "attn" ||
                            key == "gwfirst" || key == "refill" || key == "drain" || key == "prefetch" || key == "persistent" ||
-                           key == "oneround" || key == "poll";
+                           key == "oneround" || key == "poll" || key == "tile128";
     if (value > 0 || (is_switch && value == 0)) o.keys[std::string(key)] = value;
   }
   return o;

@@ -385,5 +385,34 @@ TEST(ModelCalibration, TiledPollWithin30PercentAndRankedWithinTwoRounds) {
   EXPECT_EQ(ranked, 7);
 }
 
+// v96: gfx950's 128 x 128 tiles of 8 waves with their K split (w1,
+// gfx950_plan=1), lowered for sm_90 and timed on the H200 beside the 64 x 64
+// tiles they replace (w0, tile128=0) at N = 1536 M = 448-1024 and N = 3072
+// M = 256-640. The H200 holds 132 of the mirror's one-a-SM blocks, so its
+// splits meet by arrival in rounds of one split (sm_90's registers). The
+// model is within 10% of all ten w1 rows (0.90-1.02 of measured; asserted
+// at the usual 30%). It is w0 it misses where the H200 holds 1.27 rounds
+// (M = 448: 1.26x; M = 640: 1.33x), which ranks M = 448 and 640 backwards
+// on the H200; gfx950 holds both plans in one round.
+TEST(ModelCalibration, WideTilesMirroredWithin30Percent) {
+  int rows = 0;
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-04-v96-wide-tiles.json")) {
+    Contract c;
+    c.target = Target::kSm90, c.m = row.at("m").get<int64_t>(), c.n = row.at("n").get<int64_t>(),
+    c.k = row.at("k").get<int64_t>();
+    testing_support::ScopedMmaTuning scoped{"gfx950_plan=1"};
+    auto kernel = compile(c);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+    const nlohmann::json &t = kernel->report.at("tuning");
+    if (t.value("BN", 0) != 128 || t.value("BM", 0) != 128) continue;
+    ASSERT_EQ(t.value("SPLIT_POLL", 1), 0) << "the sweep's mirror met by arrival";
+    const double predicted = predicted_us(kernel->report), measured = row.at("w1").get<double>();
+    EXPECT_LE(std::abs(predicted / measured - 1), kTolerance)
+        << "M=" << c.m << " N=" << c.n << ": predicted " << predicted << " us, measured " << measured;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 10);
+}
+
 }  // namespace
 }  // namespace gatejit::compiler

@@ -420,6 +420,16 @@ std::vector<Case> mma_cases() {
   // number of 8-element pieces (element-wise epilogue, partial last tile).
   cases.push_back({512, 12288, 512, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, mma});
   cases.push_back({256, 1003, 2048, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, mma});
+  // gfx950's 128 x 128 tiles of 8 waves with a K split of 2-5 (v96; M = 512
+  // and 1024 above take them too): a partial last 128-row tile (M = 448, in
+  // place, 5 splits), padded hidden and weight rows (M = 640, 4 splits), N
+  // not a whole number of 8-element pieces (N = 1540: element-wise
+  // epilogue, a partial last weight tile), attn and out off 16 bytes (the
+  // run-time fallback, 3 splits).
+  cases.push_back({448, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
+  cases.push_back({640, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 8, 0, mma});
+  cases.push_back({512, 1540, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({768, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, mma, 2});
   // More 128 x 64 tiles than one round of three a CU holds: gfx950's
   // persistent grid (768 workgroups, each looping over tiles in die bands,
   // v79): two whole rounds (N = 12288 M = 1024), and a partial last round
@@ -464,7 +474,7 @@ INSTANTIATE_TEST_SUITE_P(Sm90, MmaMatrix, ::testing::ValuesIn(mma_cases()),
                          [](const auto &info) { return case_name(info.param); });
 
 // Dynamic M: the bundle's dynamic-M buckets (gemv and mma m_max = 16; mma
-// m_max = 32, 64, 128, 1024) serve M values it has no exact kernel for.
+// m_max = 32, 64, 128, 512, 1024) serve M values it has no exact kernel for.
 class DynamicM : public GpuTest, public ::testing::WithParamInterface<Case> {};
 TEST_P(DynamicM, BucketServesEveryM) { run_and_check(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Sm90, DynamicM,
@@ -475,6 +485,11 @@ INSTANTIATE_TEST_SUITE_P(Sm90, DynamicM,
                                            Case{20, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 32"},
                                            Case{33, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, "mma (dynamic-M bucket, m_max 64"},
                                            Case{90, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 128"},
+                                           // gfx950's 128 x 128 tiles (m_max 512: 5 splits)
+                                           // at run-time M: 3 of 4 tile rows, the last partial
+                                           // (M = 300), and all 4 (M = 500).
+                                           Case{300, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, "mma (dynamic-M bucket, m_max 512"},
+                                           Case{500, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma (dynamic-M bucket, m_max 512"},
                                            // gfx950's persistent grid at run-time M: more tiles
                                            // than workgroups (M = 700), and fewer (M = 100: a
                                            // workgroup a tile, one pass).
