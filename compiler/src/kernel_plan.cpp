@@ -892,14 +892,24 @@ struct TiledTuning {
   bool poll = false;  // the K split may meet by poll (split_poll_tile.mlir; plan_mma_tiled counts its rounds)
 };
 
-// gfx950's tiled shapes (weight rows x hidden rows, 2 x 2 waves), the
-// first that applies; none: the register-streamed form. Each keeps its
-// grid to whole rounds of the workgroups a CU holds:
+// gfx950's tiled shapes (weight rows x hidden rows, 2 x 2 waves but for
+// 128 x 128's 2 x 4), the first that applies; none: the register-streamed
+// form. Each keeps its grid to whole rounds of the workgroups a CU holds:
 //  - 128 x 64, 2 stages, three a CU (v74), where those tiles fill the CUs
 //    three times over: their bytes in flight then cover the latency. The
 //    H200 ran this shape of the template (g4, v72) within 4% of the model.
 //    Predicted 1.6x the register-streamed form (N = 1536 M = 4096 134.7 ->
 //    86.5 us).
+//  - 128 x 128, 8 waves of 64 x 32, 4 stages, one a CU (v96), from M =
+//    256 where M fills its 128-row tiles at least 7/8 and a K split of 2-5
+//    fills one round: half the L2 and LDS bytes a product of 64 x 64 tiles
+//    (N = 1536 M = 512 18.12 -> 14.44 us, M = 768 32.33 -> 21.22; N = 3072
+//    M = 256 18.12 -> 14.44). The H200 ran this block (v72's f8, and the
+//    mirror at 10 rows in v96) within 10% of the model, where 8-wave
+//    64 x 128 blocks ran 24-43% over it (session 17). Where M leaves a
+//    quarter of the last tile row empty (N = 3072 M = 192, 320) or the
+//    split exceeds 5 (N = 1536 M = 256: 10 splits, whose polls would take
+//    5 rounds) the 64 x 64 tiles predict faster.
 //  - from M = 128 (two full 64-row hidden tiles), where the tiles fit one
 //    round of two a CU: each weight row crosses HBM into LDS once per
 //    hidden tile, where the register-streamed form reads it again from L2
@@ -1098,9 +1108,9 @@ void plan_persistent_grid(const Contract &c, const TiledTarget &tt, const Tuning
 //    epilogue: M = 1024 45.0 against 64 x 64's 53.5; 5 stages measured
 //    67.0-73.6 at M = 2048 against 67.8-68.5 for 4)
 // gfx950 (unmeasured): amd_tile_shape's tiles (128 x 64, 64 x 128,
-// 64 x 64), 2 x 2 waves, whose copy passes (rows of 256 lanes) and 16-row
-// MFMA tiles they fit (the staged epilogue's tile lies over the stages,
-// v75).
+// 64 x 64 in 2 x 2 waves; 128 x 128 in 2 x 4), whose copy passes (rows of
+// the block's lanes) and 16-row MFMA tiles they fit (the staged epilogue's
+// tile lies over the stages, v75).
 TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   const TiledTarget tt = tiled_target(c.target);
   TiledTuning t;
