@@ -18,7 +18,8 @@ struct TuningOverride {
 
   // "key=value" items separated by commas. Sizes take numbers > 0, the
   // switches (tiled, wgmma, tma, pending, attn, gwfirst, refill, prefetch,
-  // persistent, oneround) also 0; other items are ignored.
+  // persistent, oneround, drain, poll, tile128) also 0; other items are
+  // ignored.
   static TuningOverride parse(std::string_view text);
   static TuningOverride from_env();  // GATEJIT_MMA_TUNING, or none
 
