@@ -1092,6 +1092,59 @@ void plan_persistent_grid(const Contract &c, const TiledTarget &tt, const Tuning
   t.tile_group_m = band_group_tile_rows(t, std::max<int64_t>(1, t.persistent_workgroups / t.dies), tiles_m);
 }
 
+// Splits whose partials the K split's last block loads together, one L2
+// round trip a round (templates/mma_tiled.mlir, @combine_splits): every
+// split in one round where their registers fit in what a lane holds at the
+// waves the grid places (the target's own facts), beside
+// kTailOtherRegisters for the rest of the tail; else rounds of 64
+// registers (v80). On gfx950 LLVM had already issued a 3-round loop's loads
+// at once (N = 1536 M = 128: 40 loads, one wait chain), so its plan now
+// says what its code does and the model no longer charges rounds that never
+// ran. On the H200 the same template with 5 splits in one round instead of
+// 4 + 1 ran 3.9% faster (N = 1536 M = 64: 11.98 -> 11.51 us; the sm_90
+// model predicted 4.6%; the rows whose code did not change moved -0.7% to
+// +0.2%). oneround=0 keeps the rounds of 64 registers; round=N (sweeps)
+// asks for N splits a round.
+// The rest of the tail, a 4-wave block's: gfx950's code objects held 62
+// registers beside 9 splits' polls (N = 1536 M = 128). An 8-wave block's
+// tail held about twice that (M = 640: 214 with 3 splits' 96; 5 splits in
+// one round spilled at M = 512), so the rest scales with the waves.
+constexpr int64_t kTailOtherRegisters = 64;
+// The most rounds a tiled split's poll meeting takes by default (v94).
+constexpr int64_t kTiledPollRoundsMax = 2;
+int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t workgroups, int64_t block,
+                    int64_t registers_per_split) {
+  if (t.splits <= 1) return 1;
+  if (auto it = o.find("round"); it != o.end()) return std::clamp<int64_t>(it->second, 1, t.splits);  // sweeps
+  bool one_round = true;
+  if (auto it = o.find("oneround"); it != o.end()) one_round = it->second != 0;
+  if (one_round) {
+    const int64_t rest = kTailOtherRegisters * std::max<int64_t>(1, t.waves / kTiledWaves);
+    if (t.splits * registers_per_split <= lane_registers_placed(c.target, workgroups, block) - rest) return t.splits;
+  }
+  return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);
+}
+
+// The poll's rounds of the tiled split `t`: the arrival's register budget
+// (split_round), over the splits the last one polls.
+struct TiledPollRounds {
+  int64_t split_round = 1, poll_round = 1, rounds = 1, others = 1;
+};
+TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const TuningKeys &o) {
+  const int64_t block = target_wave_size(c.target) * t.waves;
+  const int64_t warps_m = t.waves / t.warps_n;
+  const int64_t rt = t.bn / (fragment_shape(c.target).tile_w * t.warps_n);
+  const int64_t mt = t.bm / (16 * warps_m);
+  const int64_t tiles = ((c.n + t.bn - 1) / t.bn) * ((c.m_max + t.bm - 1) / t.bm);
+  TiledPollRounds r;
+  r.split_round = split_round(c, t, o, tiles * t.splits, block, rt * mt * 4);
+  r.others = std::max<int64_t>(1, t.splits - 1);
+  r.poll_round = std::min(r.split_round, r.others);
+  r.rounds = (r.others + r.poll_round - 1) / r.poll_round;
+  return r;
+}
+
+
 // The sm_90 table, from the v25 sweeps on the H200 (N = 1536, K = 7168;
 // docs/perf-notes.md, v20-v25). Up to M = 256 the tiles are small and the
 // K split spreads them over one wave of about 3 blocks per SM; beyond, the
@@ -1151,7 +1204,7 @@ TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o) {
   // times gfx950's grid, meeting and tiles both ways.)
   if (c.target == Target::kSm90 && o.count("gfx950_plan")) {
     TuningKeys gfx950_keys;
-    for (const char *key : {"persistent", "poll", "tile128"})
+    for (const char *key : {"persistent", "poll", "tile128", "splits"})
       if (auto it = o.find(key); it != o.end()) gfx950_keys[key] = it->second;
     TiledTuning mirrored = tiled_tuning(as_gfx950(c), gfx950_keys);
     mirrored.gfx950_loop = true;
@@ -1329,39 +1382,6 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
   P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", pieces_per_thread);
 }
 
-// Splits whose partials the K split's last block loads together, one L2
-// round trip a round (templates/mma_tiled.mlir, @combine_splits): every
-// split in one round where their registers fit in what a lane holds at the
-// waves the grid places (the target's own facts), beside
-// kTailOtherRegisters for the rest of the tail; else rounds of 64
-// registers (v80). On gfx950 LLVM had already issued a 3-round loop's loads
-// at once (N = 1536 M = 128: 40 loads, one wait chain), so its plan now
-// says what its code does and the model no longer charges rounds that never
-// ran. On the H200 the same template with 5 splits in one round instead of
-// 4 + 1 ran 3.9% faster (N = 1536 M = 64: 11.98 -> 11.51 us; the sm_90
-// model predicted 4.6%; the rows whose code did not change moved -0.7% to
-// +0.2%). oneround=0 keeps the rounds of 64 registers; round=N (sweeps)
-// asks for N splits a round.
-// The rest of the tail, a 4-wave block's: gfx950's code objects held 62
-// registers beside 9 splits' polls (N = 1536 M = 128). An 8-wave block's
-// tail held about twice that (M = 640: 214 with 3 splits' 96; 5 splits in
-// one round spilled at M = 512), so the rest scales with the waves.
-constexpr int64_t kTailOtherRegisters = 64;
-// The most rounds a tiled split's poll meeting takes by default (v94).
-constexpr int64_t kTiledPollRoundsMax = 2;
-int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o, int64_t workgroups, int64_t block,
-                    int64_t registers_per_split) {
-  if (t.splits <= 1) return 1;
-  if (auto it = o.find("round"); it != o.end()) return std::clamp<int64_t>(it->second, 1, t.splits);  // sweeps
-  bool one_round = true;
-  if (auto it = o.find("oneround"); it != o.end()) one_round = it->second != 0;
-  if (one_round) {
-    const int64_t rest = kTailOtherRegisters * std::max<int64_t>(1, t.waves / kTiledWaves);
-    if (t.splits * registers_per_split <= lane_registers_placed(c.target, workgroups, block) - rest) return t.splits;
-  }
-  return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);
-}
-
 void plan_mma_tiled(KernelPlan &p) {
   const Contract &c = p.contract;
   const bool amd = target_is_amdgpu(c.target);
@@ -1411,14 +1431,11 @@ void plan_mma_tiled(KernelPlan &p) {
   set("TILES_N", tiles_n);
   set("W_CPT", w_cpt);
   set("H_CPT", h_cpt);
-  const int64_t round = split_round(c, t, p.tuning.keys, tiles_n * tiles_m * t.splits, block, rt * mt * 4);
+  const TiledPollRounds rounds = tiled_poll_rounds(c, t, p.tuning.keys);
+  const int64_t round = rounds.split_round, others = rounds.others, poll_round = rounds.poll_round,
+                poll_rounds = rounds.rounds;
   set("SPLIT_ROUND", round);
   set("SPLIT_ROUNDS_END", (t.splits + round - 1) / round * round);
-  // The poll's rounds: the arrival's register budget, over the splits the
-  // last one polls.
-  const int64_t others = std::max<int64_t>(1, t.splits - 1);
-  const int64_t poll_round = std::min(round, others);
-  const int64_t poll_rounds = (others + poll_round - 1) / poll_round;
   // Each round of polls waits for its own loads (the arrival's rounds may
   // share one wait): the H200 ran gfx950's 10-way split mirrored in 5 rounds
   // 4-5% slower than the arrival, and 1-2 rounds 4-7% faster (v94).
