@@ -930,6 +930,12 @@ struct TiledTuning {
 //    us predicted, and the in-flight gate passes where the register-streamed
 //    form failed it. N = 12288 (384 tiles, no split) keeps the
 //    register-streamed form (M = 97 32.2 us against 34.1).
+//  - M = 65-96 (v98), the same 64 x 64 tiles where they fill at most half
+//    that round and their K split meets by poll (amd_tiled_applies): N =
+//    1536 M = 80 / 96 7.62 / 8.04 -> 6.72 / 6.78 us, N = 2048 9.13 / 9.68 ->
+//    7.98 / 8.04. The H200 ran gfx950's two plans mirrored 5-14% apart the
+//    same way (N = 1536 M = 65-96). N = 1024 (16 splits, by arrival) keeps
+//    the register-streamed form.
 //  - M = 49-96 (v85), the same 64 x 64 tiles where the register-streamed
 //    form's K split needs more than one round of the workgroups the GPU
 //    holds (each round past the first waits for its own meeting, v52):
@@ -940,10 +946,12 @@ struct TiledTuning {
 struct AmdTileShape {
   int64_t bn = 0, bm = 0, stages = 0;
   int64_t waves = kTiledWaves, blocks_per_cu = kAmdTiledWorkgroupsPerCu;
+  bool only_polled = false;  // taken only where its K split meets by poll (amd_tiled_applies)
 };
 constexpr int64_t kAmdTiledFromM = 128;
 constexpr int64_t kAmdSplitTiledFromM = 97;
 constexpr int64_t kAmdRoundsTiledFromM = 49;  // v85: below, v70's and v83's unsplit rows
+constexpr int64_t kAmdPolledTiledFromM = 65;  // v98: the second 64-row tile begun
 // v96: the 128 x 128 tiles from M = 256, with a K split of 2-5 in one
 // round of one a CU, where M fills its 128-row tiles at least 7/8.
 constexpr int64_t kAmdWideTiledFromM = 256, kAmdWideTileRows = 128, kAmdWideTileWaves = 8;
@@ -969,6 +977,8 @@ std::optional<AmdTileShape> amd_tile_shape(const Contract &c, bool wide_tiles = 
     if (c.m_max >= kAmdSplitTiledFromM && 2 * tiles(64, 64) <= round) return AmdTileShape{64, 64, 4};
     if (c.m_max >= kAmdRoundsTiledFromM && 2 * tiles(64, 64) <= round && streamed_split_exceeds_a_round(c))
       return AmdTileShape{64, 64, 4};
+    if (c.m_max >= kAmdPolledTiledFromM && 2 * tiles(64, 64) <= round)
+      return AmdTileShape{64, 64, 4, kTiledWaves, kAmdTiledWorkgroupsPerCu, true};
     return std::nullopt;
   }
   if (4 * tiles(64, 128) >= 3 * round && tiles(64, 128) <= round) return AmdTileShape{64, 128, 3};
@@ -982,6 +992,22 @@ bool wide_tiles(const TuningKeys &o) {
   return it == o.end() || it->second != 0;
 }
 
+TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o);
+bool tiled_split_polls(const Contract &c, const TiledTuning &t);
+
+// gfx950's tiled form: one of its shapes, and where the shape asks, a K
+// split that meets by poll in gfx950's own default plan (v98: at M = 65-96
+// the tiles' split by arrival, N = 1024's 16 splits, predicts slower than
+// the register-streamed form).
+bool amd_tiled_applies(const Contract &c, const TuningKeys &o) {
+  const auto shape = amd_tile_shape(c, wide_tiles(o));
+  if (!shape) return false;
+  if (!shape->only_polled) return true;
+  TuningKeys shape_keys;
+  if (o.count("tile128")) shape_keys["tile128"] = o.at("tile128");
+  return tiled_split_polls(c, tiled_tuning(c, shape_keys));
+}
+
 bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   // The tiled form stages 16-bit tiles; an e4m3 weight takes the
   // register-streamed form, which decodes each lane's fragments.
@@ -992,12 +1018,12 @@ bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
   if (auto it = o.find("tiled"); it != o.end()) return it->second != 0;
   // gfx950_plan=1 on sm_90: the form gfx950 takes for this contract
   // (tiled_tuning mirrors its shape).
-  if (c.target == Target::kSm90 && o.count("gfx950_plan")) return amd_tile_shape(as_gfx950(c), wide_tiles(o)).has_value();
+  if (c.target == Target::kSm90 && o.count("gfx950_plan")) return amd_tiled_applies(as_gfx950(c), o);
   // sm_90 from M = 17: with 128-K stages the tiled form took M = 32 in
   // 11.4 us against the register-streamed 12.9 (v25). gfx950 where one of
   // its shapes applies (amd_tile_shape); elsewhere the register-streamed
   // form predicts faster.
-  return (c.target == Target::kSm90 && c.m_max > 16) || amd_tile_shape(c, wide_tiles(o)).has_value();
+  return (c.target == Target::kSm90 && c.m_max > 16) || (target_is_amdgpu(c.target) && amd_tiled_applies(c, o));
 }
 
 // One stage in workgroup memory: BN weight rows and BM hidden rows of BK
@@ -1130,6 +1156,13 @@ int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o
 struct TiledPollRounds {
   int64_t split_round = 1, poll_round = 1, rounds = 1, others = 1;
 };
+TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const TuningKeys &o);
+// The tiled split `t` meets by poll, as plan_mma_tiled decides it without
+// a poll key: its grid fits a round and its polls take at most
+// kTiledPollRoundsMax rounds.
+bool tiled_split_polls(const Contract &c, const TiledTuning &t) {
+  return t.poll && tiled_poll_rounds(c, t, {}).rounds <= kTiledPollRoundsMax;
+}
 TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const TuningKeys &o) {
   const int64_t block = target_wave_size(c.target) * t.waves;
   const int64_t warps_m = t.waves / t.warps_n;

@@ -474,10 +474,13 @@ TEST(Gfx950Plan, TiledShapeWhereItsGridFillsWholeRounds) {
     int64_t m, n, bn, bm, stages;  // bn = 0: the register-streamed form
   };
   // v85: M = 49-96 where the register-streamed form's K split needs more
-  // than a round (N = 3072, 4096), not where it fits one (N = 1536, 2048).
+  // than a round (N = 3072, 4096), not where it fits one (N = 1536, 2048
+  // at M = 64). v98: from M = 65 where the tiles' own split polls (N = 1536,
+  // 2048), not where it would meet by arrival (N = 1024: 16 splits).
   for (const Case &k : {Case{64, 1536, 0, 0, 0}, Case{64, 2048, 0, 0, 0}, Case{49, 3072, 64, 64, 4},
                         Case{80, 3072, 64, 64, 4}, Case{96, 4096, 64, 64, 4}, Case{64, 12288, 0, 0, 0},
-                        Case{96, 1536, 0, 0, 0}, Case{100, 1536, 64, 64, 4}, Case{112, 3072, 64, 64, 4},
+                        Case{96, 1536, 64, 64, 4}, Case{65, 2048, 64, 64, 4}, Case{80, 1024, 0, 0, 0},
+                        Case{100, 1536, 64, 64, 4}, Case{112, 3072, 64, 64, 4},
                         Case{112, 12288, 0, 0, 0}, Case{128, 1536, 64, 64, 4}, Case{256, 1536, 64, 64, 4},
                         Case{256, 3072, 128, 128, 4}, Case{512, 1536, 128, 128, 4},
                         Case{1024, 1536, 128, 128, 4}, Case{768, 1536, 128, 128, 4}, Case{128, 12288, 64, 64, 4},
@@ -686,7 +689,7 @@ TEST(Gfx950Plan, SplitPiecesLeaveTheTailOneRoundTrip) {
   // they had (the same code object) is asked for.
   const char *split = "rt=2,mtiles=2,splits=7,mstride=32";
   for (const Case &k : {Case{Target::kGfx950, 17, split, 4, 1}, Case{Target::kGfx950, 32, split, 4, 1},
-                        Case{Target::kGfx950, 96, "", 4, 1}, Case{Target::kGfx950, 48, "", 8, -1},
+                        Case{Target::kGfx950, 96, "tiled=0", 4, 1}, Case{Target::kGfx950, 48, "", 8, -1},
                         Case{Target::kGfx950, 32, "rt=2,mtiles=2,splits=7,mstride=32,vw=8,poll=0", 8, 2},
                         Case{Target::kGfx950, 32, "rt=2,mtiles=2,splits=7,mstride=32,vw=2", 4, 1},
                         Case{Target::kSm90, 32, "tiled=0,splits=7", 4, -1}}) {

@@ -434,6 +434,11 @@ std::vector<Case> mma_cases() {
   // poll in more than two rounds, so it meets by arrival, its partials in
   // rounds of 4 splits (N = 1024 M = 97-128; v97 studied 12 polled).
   cases.push_back({112, 1024, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, true, 0, 0, mma});
+  // gfx950's 64 x 64 tiles from M = 65 where their split polls (v98): the
+  // second tile row 16 rows full (N = 1536 M = 80, 10 splits) and 8 (N = 2048
+  // M = 72, in place, 8 splits).
+  cases.push_back({80, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, mma});
+  cases.push_back({72, 2048, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, true, 0, 0, mma});
   // More 128 x 64 tiles than one round of three a CU holds: gfx950's
   // persistent grid (768 workgroups, each looping over tiles in die bands,
   // v79): two whole rounds (N = 12288 M = 1024), and a partial last round
