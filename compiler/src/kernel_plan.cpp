@@ -901,8 +901,8 @@ struct TiledTuning {
 //    Predicted 1.6x the register-streamed form (N = 1536 M = 4096 134.7 ->
 //    86.5 us).
 //  - 128 x 128, 8 waves of 64 x 32, 4 stages, one a CU (v96), from M =
-//    256 where M fills its 128-row tiles at least 7/8 and a K split of 2-5
-//    fills one round: half the L2 and LDS bytes a product of 64 x 64 tiles
+//    256 and K = 4096 where M fills its 128-row tiles at least 7/8 and a K
+//    split of 2-5 fills one round: half the L2 and LDS bytes a product of 64 x 64 tiles
 //    (N = 1536 M = 512 18.12 -> 14.44 us, M = 768 32.33 -> 21.22; N = 3072
 //    M = 256 18.12 -> 14.44). The H200 ran this block (v72's f8, and the
 //    mirror at 10 rows in v96) within 10% of the model, where 8-wave
@@ -931,7 +931,8 @@ struct TiledTuning {
 //    form failed it. N = 12288 (384 tiles, no split) keeps the
 //    register-streamed form (M = 97 32.2 us against 34.1).
 //  - M = 65-96 (v98), the same 64 x 64 tiles where they fill at most half
-//    that round and their K split meets by poll (amd_tiled_applies): N =
+//    that round, their K split fills 7/8 of it with at least two rings of
+//    K tiles a split, and meets by poll (amd_tiled_applies): N =
 //    1536 M = 80 / 96 7.62 / 8.04 -> 6.72 / 6.78 us, N = 2048 9.13 / 9.68 ->
 //    7.98 / 8.04. The H200 ran gfx950's two plans mirrored 5-14% apart the
 //    same way (N = 1536 M = 65-96). N = 1024 (16 splits, by arrival) keeps
@@ -953,8 +954,11 @@ constexpr int64_t kAmdSplitTiledFromM = 97;
 constexpr int64_t kAmdRoundsTiledFromM = 49;  // v85: below, v70's and v83's unsplit rows
 constexpr int64_t kAmdPolledTiledFromM = 65;  // v98: the second 64-row tile begun
 // v96: the 128 x 128 tiles from M = 256, with a K split of 2-5 in one
-// round of one a CU, where M fills its 128-row tiles at least 7/8.
-constexpr int64_t kAmdWideTiledFromM = 256, kAmdWideTileRows = 128, kAmdWideTileWaves = 8;
+// round of one a CU, where M fills its 128-row tiles at least 7/8, from
+// K = 4096 (shorter, a split's K loop is short against its meeting, and
+// the 64 x 64 tiles, with fewer splits or none, predict faster at some
+// rows: K = 512-2048).
+constexpr int64_t kAmdWideTiledFromM = 256, kAmdWideTiledFromK = 4096, kAmdWideTileRows = 128, kAmdWideTileWaves = 8;
 constexpr int64_t kAmdWideSplitsMin = 2, kAmdWideSplitsMax = 5;
 // The register-streamed plan's K split needs more than one round of the
 // workgroups the GPU holds.
@@ -967,17 +971,27 @@ std::optional<AmdTileShape> amd_tile_shape(const Contract &c, bool wide_tiles = 
   const int64_t cus = target_info(c.target).compute_units;
   auto tiles = [&](int64_t bn, int64_t bm) { return ((c.n + bn - 1) / bn) * ((c.m_max + bm - 1) / bm); };
   if (tiles(128, 64) >= 3 * cus) return AmdTileShape{128, 64, 2};
+  // The K split tiled_tuning gives a grid of `t` tiles in a round of
+  // `held`: as many as fill it, each split a few K tiles long.
+  const int64_t max_splits = std::max<int64_t>(1, (c.k / kTiledBk) / kTiledMinKTilesPerSplit);
+  auto splits = [&](int64_t t, int64_t held) { return std::clamp<int64_t>(held / t, 1, max_splits); };
   const int64_t wide = tiles(kAmdWideTileRows, kAmdWideTileRows);
   const int64_t wide_m = (c.m_max + kAmdWideTileRows - 1) / kAmdWideTileRows * kAmdWideTileRows;
-  if (wide_tiles && c.m_max >= kAmdWideTiledFromM && 8 * c.m_max >= 7 * wide_m &&
-      cus / wide >= kAmdWideSplitsMin && cus / wide <= kAmdWideSplitsMax)
+  if (wide_tiles && c.m_max >= kAmdWideTiledFromM && c.k >= kAmdWideTiledFromK && 8 * c.m_max >= 7 * wide_m &&
+      splits(wide, cus) >= kAmdWideSplitsMin && splits(wide, cus) <= kAmdWideSplitsMax)
     return AmdTileShape{kAmdWideTileRows, kAmdWideTileRows, 4, kAmdWideTileWaves, 1};
   const int64_t round = kAmdTiledWorkgroupsPerCu * cus;
   if (c.m_max < kAmdTiledFromM) {
     if (c.m_max >= kAmdSplitTiledFromM && 2 * tiles(64, 64) <= round) return AmdTileShape{64, 64, 4};
     if (c.m_max >= kAmdRoundsTiledFromM && 2 * tiles(64, 64) <= round && streamed_split_exceeds_a_round(c))
       return AmdTileShape{64, 64, 4};
-    if (c.m_max >= kAmdPolledTiledFromM && 2 * tiles(64, 64) <= round)
+    // (v98: where they fill at least 7/8 of the round with their split, and
+    // each split's K loop is at least two rings of the 4 stages long: with
+    // shorter loops (K = 1024-4096 at N = 1280-4096) the register-streamed
+    // form predicts faster.)
+    const int64_t polled_splits = splits(tiles(64, 64), round);
+    if (c.m_max >= kAmdPolledTiledFromM && 2 * tiles(64, 64) <= round &&
+        8 * tiles(64, 64) * polled_splits >= 7 * round && c.k / kTiledBk >= 2 * 4 * polled_splits)
       return AmdTileShape{64, 64, 4, kTiledWaves, kAmdTiledWorkgroupsPerCu, true};
     return std::nullopt;
   }
@@ -993,7 +1007,7 @@ bool wide_tiles(const TuningKeys &o) {
 }
 
 TiledTuning tiled_tuning(const Contract &c, const TuningKeys &o);
-bool tiled_split_polls(const Contract &c, const TiledTuning &t);
+bool tiled_split_polls(const Contract &c, const TiledTuning &t, const TuningKeys &o);
 
 // gfx950's tiled form: one of its shapes, and where the shape asks, a K
 // split that meets by poll in gfx950's own default plan (v98: at M = 65-96
@@ -1003,9 +1017,11 @@ bool amd_tiled_applies(const Contract &c, const TuningKeys &o) {
   const auto shape = amd_tile_shape(c, wide_tiles(o));
   if (!shape) return false;
   if (!shape->only_polled) return true;
-  TuningKeys shape_keys;
-  if (o.count("tile128")) shape_keys["tile128"] = o.at("tile128");
-  return tiled_split_polls(c, tiled_tuning(c, shape_keys));
+  // The keys that decide the shape, the split and its poll rounds.
+  TuningKeys keys;
+  for (const char *key : {"tile128", "splits", "oneround", "round", "poll"})
+    if (auto it = o.find(key); it != o.end()) keys[key] = it->second;
+  return tiled_split_polls(c, tiled_tuning(c, keys), keys);
 }
 
 bool mma_tiled_applies(const Contract &c, const TuningKeys &o) {
@@ -1145,7 +1161,7 @@ int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o
   bool one_round = true;
   if (auto it = o.find("oneround"); it != o.end()) one_round = it->second != 0;
   if (one_round) {
-    const int64_t rest = kTailOtherRegisters * std::max<int64_t>(1, t.waves / kTiledWaves);
+    const int64_t rest = kTailOtherRegisters * (target_is_amdgpu(c.target) ? std::max<int64_t>(1, t.waves / kTiledWaves) : 1);
     if (t.splits * registers_per_split <= lane_registers_placed(c.target, workgroups, block) - rest) return t.splits;
   }
   return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);
@@ -1157,11 +1173,11 @@ struct TiledPollRounds {
   int64_t split_round = 1, poll_round = 1, rounds = 1, others = 1;
 };
 TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const TuningKeys &o);
-// The tiled split `t` meets by poll, as plan_mma_tiled decides it without
-// a poll key: its grid fits a round and its polls take at most
-// kTiledPollRoundsMax rounds.
-bool tiled_split_polls(const Contract &c, const TiledTuning &t) {
-  return t.poll && tiled_poll_rounds(c, t, {}).rounds <= kTiledPollRoundsMax;
+// The tiled split `t` meets by poll, as plan_mma_tiled decides it: its
+// grid fits a round and its polls take at most kTiledPollRoundsMax rounds,
+// or poll=1 asks.
+bool tiled_split_polls(const Contract &c, const TiledTuning &t, const TuningKeys &o) {
+  return t.poll && (o.count("poll") || tiled_poll_rounds(c, t, o).rounds <= kTiledPollRoundsMax);
 }
 TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const TuningKeys &o) {
   const int64_t block = target_wave_size(c.target) * t.waves;

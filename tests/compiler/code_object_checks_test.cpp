@@ -562,6 +562,39 @@ TEST(Gfx950Plan, WideTilesWhereTheirKSplitFillsOneRound) {
   }
 }
 
+// v96 and v98 take their tiles only where each split's K loop is long
+// against its meeting: the 128 x 128 tiles from K = 4096, the 64 x 64 tiles
+// at M = 65-96 where a split has at least two rings of K tiles. Shorter, the
+// other plan (fewer splits, or the register-streamed form) predicts faster,
+// and the planner keeps it (a review found K = 512-2048 rows taken and
+// predicted up to 1.6x slower).
+TEST(Gfx950Plan, NewTileShapesOnlyWhereTheKLoopIsLong) {
+  struct Case {
+    int64_t m, n, k;
+    const char *shape;        // "wide": 128 x 128; "tiles": 64 x 64; "streamed": the register-streamed form
+    const char *alternative;  // the override that gives the other plan
+  };
+  for (const Case &k : {Case{512, 1536, 4096, "wide", "tile128=0"}, Case{768, 1536, 2048, "tiles", "tile128=1"},
+                        Case{1024, 1536, 1024, "tiles", "tile128=1"}, Case{512, 3072, 512, "tiles", "tile128=1"},
+                        Case{96, 2048, 4096, "tiles", "tiled=0"}, Case{80, 2048, 2048, "streamed", "tiled=1"},
+                        Case{65, 4096, 1024, "streamed", "tiled=1"}, Case{65, 1280, 4096, "streamed", "tiled=1"}}) {
+    SCOPED_TRACE("m=" + std::to_string(k.m) + " n=" + std::to_string(k.n) + " k=" + std::to_string(k.k));
+    Contract c = gfx950_seed_shape(k.m, k.n);
+    c.k = k.k, c.ld_hidden = k.k, c.ld_weight = k.k;
+    auto compiled = compiler::compile(c);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const nlohmann::json &t = compiled->report["tuning"];
+    const std::string form = compiled->report.value("template_file", "");
+    const std::string shape = form == "mma" ? "streamed" : t.value("BM", 0) == 128 && t.value("BN", 0) == 128 ? "wide" : "tiles";
+    EXPECT_EQ(shape, k.shape) << t.dump();
+    const double chosen = compiled->report["model"]["predicted_us"].get<double>();
+    ScopedMmaTuning other{k.alternative};
+    auto alternative = compiler::compile(c);
+    ASSERT_TRUE(alternative.ok()) << alternative.status().to_string();
+    EXPECT_LT(chosen, alternative->report["model"]["predicted_us"].get<double>() * 1.005) << k.alternative;
+  }
+}
+
 // v79: where gfx950's 128 x 64 tiles outnumber the workgroups the GPU holds
 // at once (three a CU: 768), the grid is those 768, each looping over tiles
 // (tile_order.mlir), scheduled to keep room for all of them (three waves a
