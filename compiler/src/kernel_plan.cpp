@@ -902,9 +902,10 @@ struct TiledTuning {
 //    86.5 us).
 //  - 128 x 128, 8 waves of 64 x 32, 4 stages, one a CU (v96), from M =
 //    256 and K = 4096 where M fills its 128-row tiles at least 7/8 and a K
-//    split of 2-5 fills one round: half the L2 and LDS bytes a product of 64 x 64 tiles
-//    (N = 1536 M = 512 18.12 -> 14.44 us, M = 768 32.33 -> 21.22; N = 3072
-//    M = 256 18.12 -> 14.44). The H200 ran this block (v72's f8, and the
+//    split of 2-5 fills one round: half the L2 and LDS bytes a product of
+//    64 x 64 tiles (N = 1536 M = 512 18.12 -> 14.44 us, M = 768 32.33 ->
+//    21.22; N = 3072 M = 256 18.12 -> 14.44). The H200 ran this block
+//    (v72's f8, and the
 //    mirror at 10 rows in v96) within 10% of the model, where 8-wave
 //    64 x 128 blocks ran 24-43% over it (session 17). Where M leaves a
 //    quarter of the last tile row empty (N = 3072 M = 192, 320) or the
@@ -1172,13 +1173,6 @@ int64_t split_round(const Contract &c, const TiledTuning &t, const TuningKeys &o
 struct TiledPollRounds {
   int64_t split_round = 1, poll_round = 1, rounds = 1, others = 1;
 };
-TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const TuningKeys &o);
-// The tiled split `t` meets by poll, as plan_mma_tiled decides it: its
-// grid fits a round and its polls take at most kTiledPollRoundsMax rounds,
-// or poll=1 asks.
-bool tiled_split_polls(const Contract &c, const TiledTuning &t, const TuningKeys &o) {
-  return t.poll && (o.count("poll") || tiled_poll_rounds(c, t, o).rounds <= kTiledPollRoundsMax);
-}
 TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const TuningKeys &o) {
   const int64_t block = target_wave_size(c.target) * t.waves;
   const int64_t warps_m = t.waves / t.warps_n;
@@ -1192,7 +1186,15 @@ TiledPollRounds tiled_poll_rounds(const Contract &c, const TiledTuning &t, const
   r.rounds = (r.others + r.poll_round - 1) / r.poll_round;
   return r;
 }
-
+// The tiled split `t` meets by poll, as plan_mma_tiled decides it: its
+// grid fits a round and its polls take at most kTiledPollRoundsMax rounds
+// (each round of polls waits for its own loads, where the arrival's rounds
+// may share one wait: the H200 ran gfx950's 10-way split mirrored in 5
+// rounds 4-5% slower than the arrival, and 1-2 rounds 4-7% faster, v94;
+// 3 rounds ran level with it), or poll=1 asks.
+bool tiled_split_polls(const Contract &c, const TiledTuning &t, const TuningKeys &o) {
+  return t.poll && (o.count("poll") || tiled_poll_rounds(c, t, o).rounds <= kTiledPollRoundsMax);
+}
 
 // The sm_90 table, from the v25 sweeps on the H200 (N = 1536, K = 7168;
 // docs/perf-notes.md, v20-v25). Up to M = 256 the tiles are small and the
@@ -1485,10 +1487,7 @@ void plan_mma_tiled(KernelPlan &p) {
                 poll_rounds = rounds.rounds;
   set("SPLIT_ROUND", round);
   set("SPLIT_ROUNDS_END", (t.splits + round - 1) / round * round);
-  // Each round of polls waits for its own loads (the arrival's rounds may
-  // share one wait): the H200 ran gfx950's 10-way split mirrored in 5 rounds
-  // 4-5% slower than the arrival, and 1-2 rounds 4-7% faster (v94).
-  const bool poll = t.poll && (p.tuning.has("poll") || poll_rounds <= kTiledPollRoundsMax);
+  const bool poll = tiled_split_polls(c, t, p.tuning.keys);
   P["SPLIT_POLL"] = poll ? "1" : "0";
   P["WS_INIT"] = poll ? "dense<0.0>" : "uninitialized";
   set("POLL_OTHERS", others);
