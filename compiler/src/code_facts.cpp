@@ -30,6 +30,7 @@ struct Step {
   bool ordering_point = false;     // PTX: no load moves across it (stores, barriers, fences, loop headers)
   bool meeting = false;            // a global atomic or device-scope access: workgroups meet (K split, fp8 out's bands)
   bool fallback_mark = false;      // @element_wise_fallback: the template marks that path (fallback_mark_*.mlir)
+  bool product = false;            // a matrix or packed-dot product (v_mfma, v_dot2, mma, wgmma): what the stream feeds
 };
 
 // What the replay keeps outstanding: loads and stores in issue order (AMD's
@@ -368,9 +369,17 @@ Region main_region(const std::vector<Step> &steps) {
   if (best.loop) return best;
   // Straight-line code: what follows the workgroups' first meeting (an
   // arrival) reads what others wrote, a tail however wide its loads (v66).
+  // And a load issued after the last product feeds none: it is the
+  // epilogue's (attn loaded after the block's reduction), a round trip of
+  // the tail however wide (v99: it had ended the main region, and its
+  // round trip was lost).
   size_t limit = steps.size();
   for (size_t i = 0; i < steps.size() && limit == steps.size(); ++i)
     if (steps[i].meeting) limit = i;
+  size_t last_product = limit;
+  for (size_t i = 0; i < limit; ++i)
+    if (steps[i].product) last_product = i;
+  if (last_product < limit) limit = last_product;
   size_t end = 0;
   for (size_t i = 0; i < limit; ++i)
     if ((steps[i].kind == Step::kLoad || steps[i].kind == Step::kAsyncCopy) && steps[i].bytes >= 16) end = i + 1;
@@ -505,6 +514,7 @@ Step amdgpu_step(const DisassembledInstruction &i) {
   } else if (m == "s_setpc_b64") {
     s.ends = true;  // an indirect jump: no known successor
   }
+  s.product = m.rfind("v_mfma", 0) == 0 || m.rfind("v_dot2", 0) == 0;
   s.unconditional = m == "s_branch";
   return s;
 }
@@ -638,6 +648,7 @@ StatusOr<CodeFacts> ptx_facts(std::span<const uint8_t> bytes) {
     s.meeting = (op.rfind("atom.", 0) == 0 || op.rfind("red.", 0) == 0 || op.rfind("ld.relaxed.", 0) == 0 ||
                  op.rfind("st.relaxed.", 0) == 0) &&
                 op.find(".shared") == std::string::npos;
+    s.product = op.rfind("mma.sync", 0) == 0 || op.rfind("wgmma.mma_async", 0) == 0;
     s.unconditional = !target.empty() && !guarded;
     s.ends = !guarded && (op == "ret" || op == "exit");
     branch_label.push_back(target);

@@ -61,6 +61,37 @@ TEST(CodeFacts, PollMeetingLoadsAreTheTail) {
 
 // The assembler issues a load before an earlier load's use when its address
 // does not come from loaded data: one round trip.
+// Straight-line code: a wide load issued after the last product feeds no
+// product. It is the epilogue's (attn loaded after the block's reduction),
+// a round trip of the tail; before v99 it ended the main region, and its
+// round trip went uncounted. The same load issued before the products is
+// the stream's.
+TEST(CodeFacts, WideLoadAfterTheLastProductIsTheTail) {
+  const std::string stream = R"(
+	ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];
+	ld.global.nc.v4.u32 {%r5, %r6, %r7, %r8}, [%rd2];
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
+	st.shared.f32 [%rd7], %f1;
+	bar.sync 0;
+)";
+  const CodeFacts after = ptx_facts_of(stream + R"(
+	ld.global.nc.v4.u32 {%r9, %r10, %r11, %r12}, [%rd3];
+	add.s32 %r13, %r9, %r12;
+	st.global.b32 [%rd6], %r13;
+	ret;
+)");
+  EXPECT_FALSE(after.loop_found);
+  EXPECT_EQ(after.tail_round_trips, 1);
+  const CodeFacts before = ptx_facts_of(R"(
+	ld.global.nc.v4.u32 {%r9, %r10, %r11, %r12}, [%rd3];
+)" + stream + R"(
+	add.s32 %r13, %r9, %r12;
+	st.global.b32 [%rd6], %r13;
+	ret;
+)");
+  EXPECT_EQ(before.tail_round_trips, 0);
+}
+
 TEST(CodeFacts, IndependentLoadsRideOneRoundTrip) {
   const CodeFacts f = ptx_facts_of(R"(
 $L__BB0_1:
@@ -271,6 +302,24 @@ TEST(CodeFacts, Gfx950GemvWaitsAreReadFromTheIsa) {
   EXPECT_EQ(s["tail_round_trips"].get<int64_t>(), 0) << s.dump();
 }
 
+
+// The thin grid rows (v83) at gfx950 N = 1536 M = 32 schedule for 8 waves
+// a SIMD and load attn in the epilogue, after the block's reduction: one
+// round trip after the products, which the replay read as the stream's
+// until v99. Loaded before the K loop (attn=2), it rides the stream.
+TEST(CodeFacts, Gfx950ThinRowsEpilogueAttnIsARoundTrip) {
+  auto thin = compile(gfx950(32));
+  ASSERT_TRUE(thin.ok()) << thin.status().message();
+  EXPECT_EQ(thin->report["template_file"], "mma");
+  EXPECT_EQ(thin->report["grid"][1].get<int64_t>(), 3);  // the thin rows
+  EXPECT_EQ(thin->report["code_facts"]["loop_found"].get<bool>(), false);
+  EXPECT_EQ(thin->report["code_facts"]["tail_round_trips"].get<int64_t>(), 1) << thin->report["code_facts"].dump();
+  testing_support::ScopedMmaTuning early{"attn=2"};
+  auto early_attn = compile(gfx950(32));
+  ASSERT_TRUE(early_attn.ok()) << early_attn.status().message();
+  EXPECT_EQ(early_attn->report["code_facts"]["tail_round_trips"].get<int64_t>(), 0)
+      << early_attn->report["code_facts"].dump();
+}
 
 // The mma form's epilogue: a wave runs only the accumulator elements it
 // finishes (OWN slots), their attn loads issued together, so the replay sees
