@@ -78,7 +78,12 @@ bool thin_decode(Target target, int64_t n, int64_t k) {
   const int64_t rows = thin_grid_rows(target, n, k);
   if (k < kThinDecodeMinK || !thin_rows_hold(k, kGemvMaxM, rows)) return false;
   const TargetInfo &t = target_info(target);
-  return (n + t.matrix.n - 1) / t.matrix.n <= t.compute_units / 2;
+  const int64_t column_tiles = (n + t.matrix.n - 1) / t.matrix.n;
+  // One workgroup a CU (v99): where the grid puts two on some CUs, the plan
+  // is scheduled for 8 waves a SIMD and loads attn after the block's
+  // reduction, a round trip in series that the gemv does not pay (N = 1280
+  // and 1536 at K = 3072-8192: the gemv 0.14-0.58 us faster in the model).
+  return column_tiles <= t.compute_units / 2 && column_tiles * rows <= t.compute_units;
 }
 
 bool mma_preferred(Target target, int64_t m_max, int64_t n, int64_t k, DType weight, bool m_dynamic) {

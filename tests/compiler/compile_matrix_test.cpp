@@ -78,11 +78,11 @@ struct MatrixCase {
     if (target == Target::kSm90 && (m_max >= 2 || (shape.n > 2048 && shape.n <= 3072))) return "mma";
     if (target == Target::kGfx950 && (m_max > 16 || (m_max > 8 && shape.n > 4096))) return "mma";
     // gfx950 at a fixed M = 15-16 where 2-4 grid rows of at most 128
-    // 16-column tiles fill the 256 CUs, K 3072-7168: the mma's thin grid
-    // rows (v84, v86, v87).
+    // 16-column tiles fill the 256 CUs one workgroup a CU, K 3072-7168: the
+    // mma's thin grid rows (v84, v86, v87, v99).
     const int64_t col_tiles = (shape.n + 15) / 16, thin_rows = (256 + col_tiles - 1) / col_tiles;
     if (target == Target::kGfx950 && m != 0 && m_max >= 15 && thin_rows >= 2 && thin_rows <= 4 &&
-        col_tiles <= 128 && shape.k >= 3072 && shape.k <= 7168)
+        col_tiles <= 128 && col_tiles * thin_rows <= 256 && shape.k >= 3072 && shape.k <= 7168)
       return "mma";
     return m_max <= 16 ? "gemv" : "generic";
   }

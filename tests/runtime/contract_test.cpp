@@ -141,13 +141,22 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
   }
   EXPECT_EQ(kind(Target::kSm90, 2), TemplateKind::kMma);
   EXPECT_EQ(kind(Target::kSm90, 2048), TemplateKind::kMma);
-  // gfx950 (v84): the gemv to M = 14; at a fixed M = 15-16 the mma's thin
-  // grid rows where 2-3 of them fill the CUs (N = 1536: 3), the gemv
-  // elsewhere (N = 768: 6 would be needed) and for a dynamic M.
+  // gfx950 (v84, v99): the gemv to M = 14; at a fixed M = 15-16 the mma's
+  // thin grid rows where 2-4 of them fill the CUs one workgroup a CU (N =
+  // 2048: 2 x 128), the gemv elsewhere (N = 1536: 3 x 96 puts two on some
+  // CUs; N = 768: 6 would be needed) and for a dynamic M.
   EXPECT_EQ(kind(Target::kGfx950, 14), TemplateKind::kGemv);
-  EXPECT_EQ(kind(Target::kGfx950, 15), TemplateKind::kMma);
-  EXPECT_EQ(kind(Target::kGfx950, 16), TemplateKind::kMma);
+  EXPECT_EQ(kind(Target::kGfx950, 15), TemplateKind::kGemv);
+  EXPECT_EQ(kind(Target::kGfx950, 16), TemplateKind::kGemv);
   EXPECT_EQ(kind(Target::kGfx950, 17), TemplateKind::kMma);
+  {
+    Contract two_rows = seed();
+    two_rows.n = 2048;
+    for (int64_t m : {15, 16}) {
+      two_rows.m = m;
+      EXPECT_EQ(choose_template(*normalize(two_rows))->kind, TemplateKind::kMma) << m;
+    }
+  }
   {
     Contract dynamic = seed();
     dynamic.m_dynamic = true;
@@ -168,8 +177,11 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
   EXPECT_EQ(thin_grid_rows(Target::kSm90, 1536, 7168), 0);
   // v87: the decode rows only where the gemv is L2-bound in the model: not
   // at K = 2048, nor at N = 3072 (the two tie there).
-  EXPECT_TRUE(thin_decode(Target::kGfx950, 1536, 7168));
+  EXPECT_TRUE(thin_decode(Target::kGfx950, 1024, 7168));
   EXPECT_TRUE(thin_decode(Target::kGfx950, 2048, 3072));
+  // v99: 3 grid rows of 96 column tiles put two workgroups on some CUs.
+  EXPECT_FALSE(thin_decode(Target::kGfx950, 1536, 7168));
+  EXPECT_FALSE(thin_decode(Target::kGfx950, 1280, 7168));
   EXPECT_FALSE(thin_decode(Target::kGfx950, 1536, 2048));
   EXPECT_FALSE(thin_decode(Target::kGfx950, 3072, 7168));
   // v89 (after its review): past K = 7168 only K a multiple of 2048 up to
@@ -185,8 +197,11 @@ TEST(TemplateChoice, MmaCrossoverPerTarget) {
     int64_t n, k;
     TemplateKind expected;
   };
-  for (const KCase &kc : {KCase{1536, 2048, TemplateKind::kGemv}, KCase{1536, 8192, TemplateKind::kMma},
-                          KCase{1536, 16384, TemplateKind::kMma}, KCase{1536, 9216, TemplateKind::kGemv},
+  // (N = 1536 past K = 7168 took the thin rows until v99: now the gemv, as
+  // at K = 7168; N = 1024's grid of 64 x 4 keeps them.)
+  for (const KCase &kc : {KCase{1536, 2048, TemplateKind::kGemv}, KCase{1536, 8192, TemplateKind::kGemv},
+                          KCase{1024, 8192, TemplateKind::kMma}, KCase{1024, 16384, TemplateKind::kMma},
+                          KCase{1024, 9216, TemplateKind::kGemv},
                           KCase{2048, 8192, TemplateKind::kGemv}, KCase{2048, 7168, TemplateKind::kMma}}) {
     Contract other_k = seed();
     other_k.m = 16;

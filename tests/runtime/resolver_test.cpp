@@ -165,15 +165,15 @@ TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   EXPECT_EQ(past.status().message().find("dynamic-M bucket"), std::string::npos) << past.status().message();
 }
 
-// gfx950 at a fixed M = 16 (N = 1536, K = 7168) takes the mma's thin grid
-// rows (v84), which only a fixed M gets; without that exact kernel, the
-// gemv's 16-bucket comes before the mma's, whose plan is for any M up to
-// 16 (v87; before, the mma bucket won).
+// gfx950 at a fixed M = 16 (N = 2048, K = 7168; N = 1536 since v99 takes
+// the gemv) takes the mma's thin grid rows (v84), which only a fixed M
+// gets; without that exact kernel, the gemv's 16-bucket comes before the
+// mma's, whose plan is for any M up to 16 (v87; before, the mma bucket won).
 TEST_F(ResolverTest, FixedDecodeMmaPrefersTheGemvBucketToTheMmas) {
   Contract c;
   c.target = Target::kGfx950;
   c.m = 16;
-  c.n = 1536;
+  c.n = 2048;
   c.k = 7168;
   const Contract fixed = *normalize(c);
   ASSERT_EQ(choose_template(fixed)->kind, TemplateKind::kMma);
