@@ -78,12 +78,13 @@ bool thin_decode(Target target, int64_t n, int64_t k) {
   const int64_t rows = thin_grid_rows(target, n, k);
   if (k < kThinDecodeMinK || !thin_rows_hold(k, kGemvMaxM, rows)) return false;
   const TargetInfo &t = target_info(target);
-  const int64_t column_tiles = (n + t.matrix.n - 1) / t.matrix.n;
-  // One workgroup a CU (v99): where the grid puts two on some CUs, the plan
-  // is scheduled for 8 waves a SIMD and loads attn after the block's
-  // reduction, a round trip in series that the gemv does not pay (N = 1280
-  // and 1536 at K = 3072-8192: the gemv 0.14-0.58 us faster in the model).
-  return column_tiles <= t.compute_units / 2 && column_tiles * rows <= t.compute_units;
+  // One workgroup a CU (v99; with rows >= 2 this also keeps the column
+  // tiles to half the CUs, v87's rule): where the grid puts two on some
+  // CUs, the plan is scheduled for 8 waves a SIMD and loads attn after the
+  // block's reduction, a round trip in series that the gemv does not pay
+  // (N = 1280 and 1536, M = 16, K = 3072-8192: the gemv 0.14-0.58 us faster
+  // in the model).
+  return (n + t.matrix.n - 1) / t.matrix.n * rows <= t.compute_units;
 }
 
 bool mma_preferred(Target target, int64_t m_max, int64_t n, int64_t k, DType weight, bool m_dynamic) {

@@ -59,11 +59,10 @@ bool thin_rows_hold(int64_t k, int64_t m, int64_t rows);
 int64_t thin_grid_rows(Target target, int64_t n, int64_t k);
 // M = 15-16 (v84, v87, v99): the thin grid rows where the gemv is L2-bound
 // in the model: K >= kThinDecodeMinK (N = 2048 K = 2048: the gemv 3.18 µs,
-// the thin rows 4.88),
-// at most half the CUs' worth of column tiles (N <= 2048 on gfx950;
-// beyond, the gemv is HBM-bound and the two tie, N = 3072: 9.06 both), and
-// the grid one workgroup a CU (v99: N = 1024 and 2048; at N = 1280-1536
-// the rows' epilogue attn round trip puts the gemv ahead).
+// the thin rows 4.88) and the rows' grid one workgroup a CU (N = 1024 and
+// 2048 on gfx950; at N = 1280-1536 the rows' epilogue attn round trip puts
+// the gemv ahead; above N = 2048 the gemv is HBM-bound and the two tie, N =
+// 3072: 9.06 both).
 inline constexpr int64_t kThinDecodeFromM = 15;
 inline constexpr int64_t kThinDecodeMinK = 3072;
 bool thin_decode(Target target, int64_t n, int64_t k);
