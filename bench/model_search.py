@@ -48,13 +48,15 @@ def compile_one(gatejit, cache, target, m, n, k, dtype, override):
         "override": override,
         "template_file": d.get("template_file"),
         "tuning": {key: d["tuning"][key] for key in TUNING_KEYS if key in d.get("tuning", {})},
+        "tuning_all": d.get("tuning", {}),
         "grid": d.get("grid"),
         "threads": d.get("workgroup_size", [0])[0],
         "predicted_us": model["predicted_us"],
         "range_us": model["range_us"],
         "limiter": model["limiter"],
         "ideal_read_us": model["ideal_read_us"],
-        "failed_gates": sorted(name for name, g in d["gates"].items() if g.get("applies") and not g["passed"]),
+        # (A gate applies unless the report says it does not: code_object_report.cpp.)
+        "failed_gates": sorted(name for name, g in d["gates"].items() if g.get("applies", True) and not g["passed"]),
     }
 
 
@@ -65,10 +67,12 @@ def search(a, m, n):
     with tempfile.TemporaryDirectory() as cache, ThreadPoolExecutor(a.jobs) as pool:
         rows = [r for r in pool.map(lambda o: compile_one(a.gatejit, cache, a.target, m, n, a.k, a.dtype, o), overrides)
                 if r]
-    default = next(r for r in rows if r["override"] == "")
+    default = next((r for r in rows if r["override"] == ""), None)
+    if default is None:
+        sys.exit(f"model_search: the planner's own plan for M = {m}, N = {n} does not compile")
     distinct = {}
     for r in rows:
-        key = json.dumps([r["template_file"], r["tuning"], r["grid"], r["threads"]], sort_keys=True)
+        key = json.dumps([r["template_file"], r.pop("tuning_all"), r["grid"], r["threads"]], sort_keys=True)
         if key not in distinct or r["override"] == "":
             distinct[key] = r
     ranked = sorted(distinct.values(), key=lambda r: r["predicted_us"])

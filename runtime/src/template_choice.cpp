@@ -82,8 +82,8 @@ bool thin_decode(Target target, int64_t n, int64_t k) {
   // tiles to half the CUs, v87's rule): where the grid puts two on some
   // CUs, the plan is scheduled for 8 waves a SIMD and loads attn after the
   // block's reduction, a round trip in series that the gemv does not pay
-  // (N = 1280 and 1536, M = 16, K = 3072-8192: the gemv 0.14-0.58 us faster
-  // in the model).
+  // (M = 16, K = 3072-8192, N = 1280 and 1536: the gemv 0.14-0.58 us faster
+  // in the model; every N between 1024 and 2048 has such a grid).
   return (n + t.matrix.n - 1) / t.matrix.n * rows <= t.compute_units;
 }
 

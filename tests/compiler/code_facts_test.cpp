@@ -59,39 +59,37 @@ TEST(CodeFacts, PollMeetingLoadsAreTheTail) {
   EXPECT_EQ(f.tail_round_trips, 1);
 }
 
-// The assembler issues a load before an earlier load's use when its address
-// does not come from loaded data: one round trip.
 // Straight-line code: a wide load issued after the last product feeds no
 // product. It is the epilogue's (attn loaded after the block's reduction),
 // a round trip of the tail; before v99 it ended the main region, and its
 // round trip went uncounted. The same load issued before the products is
 // the stream's.
 TEST(CodeFacts, WideLoadAfterTheLastProductIsTheTail) {
-  const std::string stream = R"(
-	ld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];
-	ld.global.nc.v4.u32 {%r5, %r6, %r7, %r8}, [%rd2];
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
-	st.shared.f32 [%rd7], %f1;
-	bar.sync 0;
-)";
-  const CodeFacts after = ptx_facts_of(stream + R"(
-	ld.global.nc.v4.u32 {%r9, %r10, %r11, %r12}, [%rd3];
-	add.s32 %r13, %r9, %r12;
-	st.global.b32 [%rd6], %r13;
-	ret;
-)");
-  EXPECT_FALSE(after.loop_found);
-  EXPECT_EQ(after.tail_round_trips, 1);
-  const CodeFacts before = ptx_facts_of(R"(
-	ld.global.nc.v4.u32 {%r9, %r10, %r11, %r12}, [%rd3];
-)" + stream + R"(
-	add.s32 %r13, %r9, %r12;
-	st.global.b32 [%rd6], %r13;
-	ret;
-)");
-  EXPECT_EQ(before.tail_round_trips, 0);
+  // The products of both PTX forms: the fragment mma and the warpgroup's.
+  for (const std::string product :
+       {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, "
+        "{%f1, %f2, %f3, %f4};",
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, %rd8, %rd9, 1, 1, 1, 0, 0;"}) {
+    SCOPED_TRACE(product.substr(0, product.find(' ')));
+    // (The operands staged in shared memory first, as the warpgroup's
+    // products read them there: the stream's round trip ends before them.)
+    const std::string stream = "\tld.global.nc.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];\n"
+                               "\tld.global.nc.v4.u32 {%r5, %r6, %r7, %r8}, [%rd2];\n"
+                               "\tst.shared.v4.u32 [%rd10], {%r1, %r2, %r3, %r4};\n"
+                               "\tst.shared.v4.u32 [%rd11], {%r5, %r6, %r7, %r8};\n\tbar.sync 0;\n\t" +
+                               product + "\n\tst.shared.f32 [%rd7], %f1;\n\tbar.sync 0;\n";
+    const std::string epilogue_load = "\tld.global.nc.v4.u32 {%r9, %r10, %r11, %r12}, [%rd3];\n";
+    const std::string finish = "\tadd.s32 %r13, %r9, %r12;\n\tst.global.b32 [%rd6], %r13;\n\tret;\n";
+    const CodeFacts after = ptx_facts_of(stream + epilogue_load + finish);
+    EXPECT_FALSE(after.loop_found);
+    EXPECT_EQ(after.tail_round_trips, 1);
+    const CodeFacts before = ptx_facts_of(epilogue_load + stream + finish);
+    EXPECT_EQ(before.tail_round_trips, 0);
+  }
 }
 
+// The assembler issues a load before an earlier load's use when its address
+// does not come from loaded data: one round trip.
 TEST(CodeFacts, IndependentLoadsRideOneRoundTrip) {
   const CodeFacts f = ptx_facts_of(R"(
 $L__BB0_1:

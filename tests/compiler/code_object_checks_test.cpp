@@ -450,6 +450,19 @@ TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
     for (const auto &[name, gate] : lk->report["gates"].items())
       EXPECT_TRUE(gate.value("passed", false)) << name << ": " << gate.dump();
   }
+  {
+    // M = 16 past K = 7168 keeps the thin rows where they place one
+    // workgroup a CU (v99): N = 1024, 64 x 4.
+    Contract decode = gfx950_seed_shape(16, 1024);
+    decode.k = decode.ld_hidden = decode.ld_weight = 8192;
+    auto d16 = compiler::compile(decode);
+    ASSERT_TRUE(d16.ok()) << d16.status().to_string();
+    EXPECT_EQ(d16->report.value("template", ""), "mma");
+    EXPECT_EQ(d16->report["grid"], nlohmann::json::parse("[64, 4, 1]"));
+    EXPECT_EQ(d16->report["tuning"].value("SPLITS", 0), 1);
+    for (const auto &[name, gate] : d16->report["gates"].items())
+      EXPECT_TRUE(gate.value("passed", false)) << name << ": " << gate.dump();
+  }
   auto n768 = compiler::compile(gfx950_seed_shape(32, 768));
   ASSERT_TRUE(n768.ok()) << n768.status().to_string();
   EXPECT_GT(n768->report["tuning"].value("SPLITS", 0), 1) << n768->report["tuning"].dump();

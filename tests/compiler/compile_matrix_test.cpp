@@ -82,7 +82,7 @@ struct MatrixCase {
     // mma's thin grid rows (v84, v86, v87, v99).
     const int64_t col_tiles = (shape.n + 15) / 16, thin_rows = (256 + col_tiles - 1) / col_tiles;
     if (target == Target::kGfx950 && m != 0 && m_max >= 15 && thin_rows >= 2 && thin_rows <= 4 &&
-        col_tiles <= 128 && col_tiles * thin_rows <= 256 && shape.k >= 3072 && shape.k <= 7168)
+        col_tiles * thin_rows <= 256 && shape.k >= 3072 && shape.k <= 7168)
       return "mma";
     return m_max <= 16 ? "gemv" : "generic";
   }

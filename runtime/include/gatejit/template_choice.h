@@ -58,11 +58,13 @@ bool thin_rows_hold(int64_t k, int64_t m, int64_t rows);
 
 int64_t thin_grid_rows(Target target, int64_t n, int64_t k);
 // M = 15-16 (v84, v87, v99): the thin grid rows where the gemv is L2-bound
-// in the model: K >= kThinDecodeMinK (N = 2048 K = 2048: the gemv 3.18 µs,
-// the thin rows 4.88) and the rows' grid one workgroup a CU (N = 1024 and
-// 2048 on gfx950; at N = 1280-1536 the rows' epilogue attn round trip puts
-// the gemv ahead; above N = 2048 the gemv is HBM-bound and the two tie, N =
-// 3072: 9.06 both).
+// in the model: K >= kThinDecodeMinK (N = 1024 K = 2048: the gemv 2.55 µs,
+// the thin rows 2.68; at N = 2048 the rows would win there too, 3.04
+// against 3.18: not taken) and the rows' grid one workgroup a CU (N = 1024
+// and 2048 on gfx950; between them two workgroups share some CUs, and the
+// rows' epilogue attn round trip puts the gemv ahead: N = 1536 5.73 against
+// 5.93, N = 1792 6.42 against 6.54; above N = 2048 the gemv is HBM-bound and
+// the two tie, N = 3072: 9.06 both).
 inline constexpr int64_t kThinDecodeFromM = 15;
 inline constexpr int64_t kThinDecodeMinK = 3072;
 bool thin_decode(Target target, int64_t n, int64_t k);
