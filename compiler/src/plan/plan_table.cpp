@@ -13,10 +13,10 @@ namespace {
 
 int64_t launch_rows(const Contract &c) { return c.m_dynamic ? c.m_max : c.m; }
 
-// The report's tuning values (compiler.cpp's "tuning"), in the plan's order.
+// The report's tuning values (compiler.cpp's "tuning").
 nlohmann::json tuning_values(const KernelPlan &p) {
   nlohmann::json t = nlohmann::json::object();
-  for (const std::string &name : p.tuning_keys) t[name] = std::stoll(p.params.at(name));
+  for (const auto &[name, value] : report(p)) t[name] = value;
   return t;
 }
 
@@ -39,7 +39,7 @@ nlohmann::json plan_json(const KernelPlan &p) {
                       {"tiles", {p.geometry.grid_x(c.n), p.geometry.grid_y(m), p.geometry.grid_z()}},
                       {"tuning", tuning_values(p)},
                       {"plan_facts", plan_facts_json(p.facts)}};
-  if (p.max_waves_per_simd > 0) j["waves_per_simd"] = {p.min_waves_per_simd, p.max_waves_per_simd};
+  if (p.schedule.waves.max > 0) j["waves_per_simd"] = {p.schedule.waves.min, p.schedule.waves.max};
   if (p.geometry.persistent_workgroups) j["persistent_workgroups"] = p.geometry.persistent_workgroups;
   if (p.geometry.shared_bytes) j["dynamic_shared_bytes"] = p.geometry.shared_bytes;
   if (const TensorMapBoxes &maps = p.geometry.tensor_maps; maps.any())
@@ -71,12 +71,12 @@ StatusOr<std::string> plan_table_decisions(const Contract &c) {
   const KernelPlan &p = *plan;
   // The report's tuning values in the plan's order; the waves have their own column.
   std::string tuning;
-  for (const std::string &name : p.tuning_keys) {
+  for (const auto &[name, value] : report(p)) {
     if (name == "WAVES_PER_EU" || name == "MIN_WAVES_PER_EU") continue;
-    tuning += fmt::format("{}{}={}", tuning.empty() ? "" : " ", name, p.params.at(name));
+    tuning += fmt::format("{}{}={}", tuning.empty() ? "" : " ", name, value);
   }
-  const std::string waves =
-      p.max_waves_per_simd > 0 ? fmt::format("{}-{}", p.min_waves_per_simd, p.max_waves_per_simd) : "-";
+  const WavesPerSimd &w = p.schedule.waves;
+  const std::string waves = w.max > 0 ? fmt::format("{}-{}", w.min, w.max) : "-";
   return fmt::format("{}\t{}\t{}\t{}\t{}", p.facts.form, p.geometry.block_x,
                      joined(p.geometry.launch_grid(p.contract.n, launch_rows(c))), waves,
                      tuning.empty() ? "-" : tuning);
