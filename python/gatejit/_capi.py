@@ -101,6 +101,10 @@ DEVICE_HIP = 2
 
 # --- errors ------------------------------------------------------------------
 
+# The environment variable the compiler reads its tuning override from; its
+# errors begin with the name.
+TUNING_OVERRIDE = "GATEJIT_MMA_TUNING"
+
 
 class GatejitError(RuntimeError):
     """An error from gatejit: a rejected argument or a runtime status.
@@ -122,7 +126,8 @@ class GatejitError(RuntimeError):
 
 
 class GatejitArgumentError(GatejitError, ValueError):
-    """An argument rejected by the Python-side checks (also a ValueError)."""
+    """An argument rejected by the Python-side checks (also a ValueError), or
+    the compiler's tuning override (``argument`` ``"GATEJIT_MMA_TUNING"``)."""
 
     def __init__(self, argument: str, message: str):
         super().__init__(message, INVALID_ARGUMENT, argument)
@@ -399,7 +404,11 @@ def check(status: Optional[int], what: str) -> None:
         message = raw.decode("utf-8", errors="replace") if raw else ""
     finally:
         lib.gatejit_status_free(status)
-    raise GatejitError(f"{what}: {message}" if message else f"{what}: failed ({STATUS_NAMES.get(code, code)})", code)
+    text = f"{what}: {message}" if message else f"{what}: failed ({STATUS_NAMES.get(code, code)})"
+    if code == INVALID_ARGUMENT and message.startswith(TUNING_OVERRIDE + ": "):
+        # The compiler refused the tuning override: an argument, from the environment.
+        raise GatejitArgumentError(TUNING_OVERRIDE, text)
+    raise GatejitError(text, code)
 
 
 def take_string(ptr: ctypes.c_void_p) -> str:
