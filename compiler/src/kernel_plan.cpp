@@ -631,6 +631,7 @@ MmaTuning mma_tuning(const Contract &c, const TuningKeys &overrides) {
   const int64_t wave = target_wave_size(c.target);
   const int64_t smem_limit = target_info(c.target).shared_static_budget;
   while (t.ksplit > 1 && t.groups * t.ksplit * t.rt * mt * 4 * wave * 4 > smem_limit) t.ksplit /= 2;
+  while (t.groups > 1 && t.groups * t.ksplit * t.rt * mt * 4 * wave * 4 > smem_limit) t.groups /= 2;  // (overrides)
   // At most 1024 threads per block (an override may ask for more).
   while (t.ksplit > 1 && t.ksplit * wave > 1024) t.ksplit /= 2;
   while (t.groups > 1 && t.groups * t.ksplit * wave > 1024) t.groups /= 2;

@@ -61,7 +61,7 @@ def test_refused_override_is_an_argument_error(tmp_path, through):
         env["GATEJIT_LIBRARY"] = str(_built("build*/runtime/libgatejit.so"))
         env["GATEJIT_JIT_LIBRARY"] = str(jit)
     # The value that killed the host with SIGFPE, one that hung it, and an unknown key.
-    for tuning, says in [("rt=2147483648", "rt=2147483648 is out of range: rt takes 1-8"),
+    for tuning, says in [("rt=2147483648", "rt=2147483648 is out of range: rt takes 1-4"),
                          ("splits=65536", "splits=65536 is out of range: splits takes 1-32"),
                          ("colour=1", "unknown key 'colour'")]:
         lines = _refusal(env, tuning)

@@ -16,7 +16,7 @@ constexpr const char *kContract = "--m 64 --n 1536 --k 7168 --target sm_90";
 TEST(TuningOverrideCli, EveryCompilingSubcommandExitsTwoNamingTheKeyAndRange) {
   TempDir dir;
   ScopedMmaTuning scoped("rt=2147483648");
-  const std::string says = "gatejit: error: GATEJIT_MMA_TUNING: rt=2147483648 is out of range: rt takes 1-8 (";
+  const std::string says = "gatejit: error: GATEJIT_MMA_TUNING: rt=2147483648 is out of range: rt takes 1-4 (";
   const std::string spec = (dir / "no-such-spec.json").string();
   for (const std::string &args :
        {std::string("compile --no-cache ") + kContract, std::string("compile ") + kContract,
@@ -38,8 +38,8 @@ TEST(TuningOverrideCli, MalformedItemsAreUsageErrorsToo) {
            {"splits=65536", "splits=65536 is out of range: splits takes 1-32"},
            {"vecs=2147483648", "vecs=2147483648 is out of range: vecs takes 1-8"},
            {"tiled=2", "tiled=2 is out of range: tiled takes 0 or 1"},
-           {"rt=-1", "rt='-1' is not a decimal number: rt takes 1-8"},
-           {"rt", "'rt' has no '=value': rt takes 1-8"},
+           {"rt=-1", "rt='-1' is not a decimal number: rt takes 1-4"},
+           {"rt", "'rt' has no '=value': rt takes 1-4"},
            {"rt=2,rt=2", "rt is given twice"},
            {"colour=1", "unknown key 'colour' (the keys: accs, attn,"}}) {
     SCOPED_TRACE(tuning);

@@ -71,8 +71,8 @@ TEST(TuningOverride, EveryKeyTakesItsRangeAndRefusesPastIt) {
 
 TEST(TuningOverride, TheHostKillerIsAnErrorNamingTheKeyAndItsRange) {
   EXPECT_EQ(error_of("rt=2147483648"),
-            "GATEJIT_MMA_TUNING: rt=2147483648 is out of range: rt takes 1-8 (mma: weight tiles a wave multiplies "
-            "per hidden fragment (RT))");
+            "GATEJIT_MMA_TUNING: rt=2147483648 is out of range: rt takes 1-4 (mma: weight tiles a wave multiplies "
+            "per hidden fragment (RT); RT x MT x 4 accumulators in a lane's registers)");
   for (const char *text : {"rt=65536", "vecs=65536", "splits=65536", "vecs=2147483648", "splits=2147483648"})
     EXPECT_NE(error_of(text).find("is out of range"), std::string::npos) << text;
 }
@@ -145,7 +145,7 @@ TEST(TuningOverride, CompileAndEmitStageRefuseABadOverrideWithInvalidArgument) {
   auto compiled = compile(c);
   ASSERT_FALSE(compiled.ok());
   EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(compiled.status().message().find("rt takes 1-8"), std::string::npos) << compiled.status().message();
+  EXPECT_NE(compiled.status().message().find("rt takes 1-4"), std::string::npos) << compiled.status().message();
   auto ir = emit_stage(c, Stage::kTemplate);
   ASSERT_FALSE(ir.ok());
   EXPECT_EQ(ir.status().code(), StatusCode::kInvalidArgument);

@@ -20,9 +20,9 @@ struct Refusals {
   const char *tuning, *says;
 };
 constexpr Refusals kRefusals[] = {
-    {"rt=2147483648", "GATEJIT_MMA_TUNING: rt=2147483648 is out of range: rt takes 1-8"},
+    {"rt=2147483648", "GATEJIT_MMA_TUNING: rt=2147483648 is out of range: rt takes 1-4"},
     {"splits=65536", "splits=65536 is out of range: splits takes 1-32"},
-    {"rt=0", "rt=0 is out of range: rt takes 1-8"},
+    {"rt=0", "rt=0 is out of range: rt takes 1-4"},
     {"colour=1", "unknown key 'colour'"},
 };
 
