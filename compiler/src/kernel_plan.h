@@ -62,8 +62,4 @@ struct KernelPlan {
 // (TuningOverride::from_env()), or none.
 StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning = {});
 
-// The filled-in MLIR text of a plan: the kernel template plus the epilogue,
-// activation, sigmoid and conversion snippets it calls.
-StatusOr<std::string> instantiate(const KernelPlan &plan);
-
 }  // namespace gatejit::compiler
