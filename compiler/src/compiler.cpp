@@ -108,9 +108,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   const std::string toolchain = fingerprint_with(tuning_override);  // hashes every template: once per compile
   phases.mark("fingerprint");
   (*report)["toolchain"] = toolchain;
-  nlohmann::json tuning = nlohmann::json::object();
-  for (const std::string &name : plan->tuning_keys) tuning[name] = std::stoll(plan->params.at(name));
-  if (!tuning.empty()) (*report)["tuning"] = tuning;
+  if (!plan->tuning_choices.empty()) (*report)["tuning"] = plan->tuning_choices;
   // The model reads the launch shape of the contract asked for (a generic
   // plan's contract has none).
   if (Status s = add_model_report(c, *plan, *code, *report); !s.ok()) return s;

@@ -310,7 +310,7 @@ void plan_gemv(KernelPlan &p) {
                 prefetch_snippet(c.target)};
   for (std::string &name : weight_snippets(c, "weight_pairs")) p.snippets.push_back(std::move(name));
   set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), block_cols, c.m_max, wave * block_waves);
-  p.tuning_keys = {"ROWS", "UNROLL", "PART", "KSPLIT"};
+  p.tuning_choices = {{"ROWS", t.rows}, {"UNROLL", t.unroll}, {"PART", part}, {"KSPLIT", t.ksplit}};
   p.geometry = {uint32_t(wave * block_waves), uint32_t(waves * t.rows), false};
   p.facts = {.form = "gemv", .weight_rows_per_block = waves * t.rows, .hidden_rows_per_block = c.m_max};
 }
@@ -799,7 +799,9 @@ void plan_mma(KernelPlan &p) {
                                          per_channel ? "accumulate_per_channel" : "accumulate_block128",
                                          decode_e4m3_snippet(c.target)});
   set_out_params(p, fmt::format("{}", c.m_max * (c.n / kOutGroup)), n_per_block, m_stride, block);
-  p.tuning_keys = {"RT", "MT", "M_STRIDE", "KSPLIT", "VECS", "UNROLL", "GROUPS", "SPLITS", "SPLIT_POLL", "VW"};
+  p.tuning_choices = {{"RT", t.rt},         {"MT", mt},         {"M_STRIDE", m_stride}, {"KSPLIT", t.ksplit},
+                      {"VECS", t.vecs},     {"UNROLL", t.unroll}, {"GROUPS", groups},     {"SPLITS", t.splits},
+                      {"SPLIT_POLL", poll}, {"VW", vw}};
   p.facts = {.form = "mma", .weight_rows_per_block = n_per_block, .hidden_rows_per_block = m_stride,
              .product_rows_per_block = m_block,
              .splits = t.splits, .split_poll = poll, .reduction_rounds = t.splits > 1 ? 1 : 0, .matrix = true};
@@ -1368,8 +1370,8 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
   P["WGMMA_ACC"] = acc;
   P["WGMMA_PACK"] = pack;
   P["WGMMA_UNPACK"] = unpack;
-  // WGMMA_ACCS accumulators (an array; ACC), K step s of a stage into
-  // accumulator s mod WGMMA_ACCS; begun as zeros and summed in array order.
+  // ACCS accumulators (an array: the ACC parameter), K step s of a stage
+  // into accumulator s mod ACCS; begun as zeros and summed in array order.
   const std::string accs = fmt::format("!llvm.array<{} x {}>", t.accs, acc);
   std::string begin = fmt::format("      %a0 = llvm.mlir.poison : {}\n", accs);
   std::string end = fmt::format("      %e0 = llvm.extractvalue %d[0] : {}\n"
@@ -1385,7 +1387,7 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
   }
   begin += fmt::format("      return %a{} : {}", t.accs, accs);
   end += fmt::format("      return %sum{} : {}", t.accs - 1, vec);
-  P["WGMMA_ACCS"] = accs;
+  P["ACC"] = accs;
   P["WGMMA_ACCS_BEGIN"] = begin;
   P["WGMMA_ACCS_END"] = end;
   for (int64_t s = 0; s < 4; ++s) P[fmt::format("WGMMA_ACC_OF_K{}", s)] = fmt::format("{}", s % t.accs);
@@ -1403,7 +1405,8 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledTuning &t
 // floats apart, EPI_LD = 8 mod 32: a lane's two neighbouring products go
 // out as one 8-byte store, and the 16 lanes of a half warp (4 rows x 4
 // lanes) then cover the 32 banks once.
-void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const TiledTuning &t, int64_t block) {
+void set_staged_epilogue_params(TemplateParams &P, std::map<std::string, int64_t> &choices, const Contract &c,
+                                const TiledTuning &t, int64_t block) {
   const int64_t ld = epilogue_tile_ld(t);
   const EpilogueParts parts = epilogue_parts(t);
   const int64_t per_row = t.bn / 8;
@@ -1422,12 +1425,15 @@ void set_staged_epilogue_params(TemplateParams &P, const Contract &c, const Tile
   // epilogue's attn round trip.
   const bool early = staged && acc_registers + 4 * pieces_per_thread <= kEarlyAttnRegisterBudget &&
                      t.persistent_workgroups == 0;
+  const int64_t part_count = std::max<int64_t>(1, parts.count), part_rows = std::max<int64_t>(1, parts.rows);
   P["EPI_STAGED"] = staged ? "1" : "0";
   P["EPI_ATTN_EARLY"] = early ? "1" : "0";
   P["EPI_LD"] = fmt::format("{}", ld);
-  P["EPI_PARTS"] = fmt::format("{}", std::max<int64_t>(1, parts.count));
-  P["EPI_PART_ROWS"] = fmt::format("{}", std::max<int64_t>(1, parts.rows));
-  P["EPI_PART_FLOATS"] = fmt::format("{}", std::max<int64_t>(1, parts.rows) * ld);
+  P["EPI_PARTS"] = fmt::format("{}", part_count);
+  P["EPI_PART_ROWS"] = fmt::format("{}", part_rows);
+  P["EPI_PART_FLOATS"] = fmt::format("{}", part_rows * ld);
+  choices.insert({{"EPI_STAGED", staged}, {"EPI_ATTN_EARLY", early}, {"EPI_PARTS", part_count},
+                  {"EPI_PART_ROWS", part_rows}});
   P["EPI_PIECES"] = fmt::format("{}", pieces);
   P["EPI_PIECES_PER_ROW"] = fmt::format("{}", per_row);
   P["EPI_PIECES_PER_THREAD"] = fmt::format("{}", pieces_per_thread);
@@ -1502,12 +1508,10 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
-  P["WGMMA"] = t.wgmma ? "1" : "0";
-  set("ACCS", t.accs);
   if (t.wgmma) set_wgmma_params(P, c, t);
   set("WGMMA_PENDING", t.wgmma_pending);
   P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
-  P["ACC"] = t.wgmma ? P["WGMMA_ACCS"] : fmt::format("vector<{}x4xf32>", rt * mt);
+  if (!t.wgmma) P["ACC"] = fmt::format("vector<{}x4xf32>", rt * mt);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   P["STAGE_MEMREF"] = fmt::format("memref<{}x{}x{}, strided<[{}, 1], offset: ?>, #gpu.address_space<workgroup>>",
@@ -1575,7 +1579,7 @@ void plan_mma_tiled(KernelPlan &p) {
     P["COPY_SRC"] = fmt::format("memref<?x{}, #gpu.address_space<global>>", P["T"]);
   }
   p.body_fragments["COPY_SOURCES"] = t.tma ? "copy_sources_tensor_map" : "copy_sources_memref";
-  set_staged_epilogue_params(P, c, t, block);
+  set_staged_epilogue_params(P, p.tuning_choices, c, t, block);
   p.template_file = "mma_tiled";
   P["PERSISTENT"] = t.persistent_workgroups > 0 ? "true" : "false";
   set("DIES", t.dies);
@@ -1587,10 +1591,20 @@ void plan_mma_tiled(KernelPlan &p) {
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
-  p.tuning_keys = {"BN",  "BM",  "BK",           "STAGES", "SPLITS",     "WARPS_N",
-                   "WGMMA", "TMA", "WGMMA_PENDING", "ACCS",   "EPI_STAGED", "EPI_ATTN_EARLY",
-                   "EPI_PARTS", "EPI_PART_ROWS", "PERSISTENT_WORKGROUPS", "TILE_GROUP_M", "SPLIT_ROUND", "SPLIT_POLL"};
-  P["TMA"] = t.tma ? "1" : "0";
+  p.tuning_choices.insert({{"BN", t.bn},
+                           {"BM", t.bm},
+                           {"BK", t.bk},
+                           {"STAGES", t.stages},
+                           {"SPLITS", t.splits},
+                           {"WARPS_N", t.warps_n},
+                           {"WGMMA", t.wgmma},
+                           {"TMA", t.tma},
+                           {"WGMMA_PENDING", t.wgmma_pending},
+                           {"ACCS", t.accs},
+                           {"PERSISTENT_WORKGROUPS", t.persistent_workgroups},
+                           {"TILE_GROUP_M", t.tile_group_m},
+                           {"SPLIT_ROUND", round},
+                           {"SPLIT_POLL", poll}});
   // Dynamic workgroup memory: the stages on sm_90; on gfx950 (stages in
   // globals, counted in the code object's LDS) the K-split flag alone.
   const int64_t dynamic_bytes = !amd ? t.stages * stage_bytes(t) + (t.tma ? t.stages * kStageBarrierBytes : 0)
@@ -1682,12 +1696,10 @@ void plan_occupancy(KernelPlan &p, int64_t m) {
   const std::array<uint32_t, 3> grid = g.launch_grid(p.contract.n, m);
   const int64_t workgroups = int64_t(grid[0]) * grid[1] * grid[2];
   p.max_waves_per_simd = std::clamp<int64_t>(waves_per_simd_placed(t, workgroups, g.block_x), 1, t.max_waves_per_simd);
-  p.params["WAVES_PER_EU"] = fmt::format("{}", p.max_waves_per_simd);
-  p.tuning_keys.push_back("WAVES_PER_EU");
+  p.tuning_choices["WAVES_PER_EU"] = p.max_waves_per_simd;
   if (g.persistent_workgroups > 0 || p.grid_resident) {
     p.min_waves_per_simd = p.max_waves_per_simd;
-    p.params["MIN_WAVES_PER_EU"] = fmt::format("{}", p.min_waves_per_simd);
-    p.tuning_keys.push_back("MIN_WAVES_PER_EU");
+    p.tuning_choices["MIN_WAVES_PER_EU"] = p.min_waves_per_simd;
   }
 }
 

@@ -32,8 +32,10 @@ struct KernelPlan {
   // such as taking a global (a callee that does is not inlined).
   std::map<std::string, std::string> body_fragments;
   // The tuning table's choices for this contract (reported as "tuning"), e.g.
-  // {"KSPLIT": 32, "VECS": 2, ...}; empty for generic.
-  std::vector<std::string> tuning_keys;
+  // {"KSPLIT": 32, "VECS": 2, ...}, recorded where the plan makes them;
+  // empty for generic. Some are template parameters too, some (the wgmma
+  // form, the waves per SIMD) shape the code elsewhere and are only reported.
+  std::map<std::string, int64_t> tuning_choices;
   // What the performance model reads of the plan (perf_model.h).
   PlanFacts facts;
   // AMDGPU: the most waves per SIMD the code is scheduled for
