@@ -33,11 +33,10 @@ const char *mlir_type(DType d) {
 // (the contract's count, or the generic kernel's nominal span: its key has
 // no shape).
 void set_weight_params(TemplateParams &P, const Contract &c, const std::string &scale_extent) {
-  P["T_HIDDEN"] = mlir_type(c.dtype_hidden);
   P["T_WEIGHT"] = mlir_type(c.dtype_weight);
   const bool scaled = c.weight_scale != WeightScale::kNone;
   const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>", scale_extent);
-  P["S_SIZE"] = scale_extent;
+  if (scaled) P["S_SIZE"] = scale_extent;
   P["KERNEL_SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref : "";
   P["SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref + ", %scale_kb: index" : "";
   P["SCALE_ARG"] = scaled ? ", %weight_scale, %scale_kb" : "";
@@ -67,20 +66,24 @@ void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t bloc
   const bool fp8 = c.fp8_out();
   const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>", scale_extent);
   P["T_OUT"] = fp8 ? "i8" : mlir_type(c.dtype());
-  P["OS_SIZE"] = scale_extent;
   P["KERNEL_OUT_SCALE_PARAM"] = fp8 ? ", %out_scale: " + memref : "";
   P["OUT_SCALE_ARG"] = fp8 ? ", %out_scale" : "";
   P["OUT_SCALE_TYPE"] = fp8 ? ", " + memref : "";
-  const int64_t wave = target_wave_size(c.target);
-  P["WAVE"] = fmt::format("{}", wave);
-  P["BLOCK_WAVES"] = fmt::format("{}", threads / wave);
-  P["GROUP_WAVES"] = fmt::format("{}", kOutGroup / wave);
-  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   if (p.kind == TemplateKind::kGeneric) {
     p.snippets.push_back(fp8 ? "finish_element_group" : "finish_element_store");
+    if (fp8) {
+      const int64_t wave = target_wave_size(c.target);
+      P["WAVE"] = fmt::format("{}", wave);
+      P["BLOCK_WAVES"] = fmt::format("{}", threads / wave);
+      P["GROUP_WAVES"] = fmt::format("{}", kOutGroup / wave);
+    }
   } else {
     p.snippets.push_back(fp8 ? "finish_piece_stage" : "finish_piece_store");
     p.snippets.push_back(fp8 ? "out_groups_quantise" : "out_groups_none");
+  }
+  if (fp8 && p.kind != TemplateKind::kGeneric) {
+    P["OS_SIZE"] = scale_extent;
+    P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
     const int64_t row_blocks = (c.m_max + row_block - 1) / row_block;
     P["STAGE_SIZE"] = fmt::format("{}", c.m_max * c.n);
     P["BANDS"] = fmt::format("{}", c.n / kOutGroup);
@@ -198,7 +201,7 @@ void plan_problem(KernelPlan &p) {
   set("M_MAX", c.m_max);
   set("N", c.n);
   set("N_LAST", c.n - 1);
-  set("K", c.k);
+  if (p.kind != TemplateKind::kGemv) set("K", c.k);  // gemv counts K in vectors (KVECS)
   set("LDH", c.ld_hidden);
   set("LDW", c.ld_weight);
   set("LDA", c.ld_attn);
@@ -276,7 +279,8 @@ void plan_gemv(KernelPlan &p) {
   const int64_t acc = t.rows * c.m_max;
   const int64_t part = std::clamp<int64_t>(64 / acc, 1, vec / 2);
   P["PAIRS"] = fmt::format("{}", vec / 2);
-  P["QUADS"] = fmt::format("{}", vec / 4);
+  if (c.weight_scale != WeightScale::kNone) P["QUADS"] = fmt::format("{}", vec / 4);  // e4m3 decodes 4 at a time
+  P["T_HIDDEN"] = mlir_type(c.dtype_hidden);
   P["T_DOT"] = c.dtype_weight == DType::kFP8E4M3 ? "f32" : mlir_type(c.dtype_weight);
   set_streamed_weight_params(P, c);
   P["ACC"] = fmt::format("{}", acc);
@@ -294,7 +298,7 @@ void plan_gemv(KernelPlan &p) {
   const int64_t block_waves = waves * t.ksplit;
   P["WAVES"] = fmt::format("{}", block_waves);
   P["BLOCK"] = fmt::format("{}", wave * block_waves);
-  P["PARTIALS"] = fmt::format("{}", block_waves * acc);
+  if (t.ksplit > 1) P["PARTIALS"] = fmt::format("{}", block_waves * acc);  // combine_workgroup's
   // The epilogue's pieces: VW consecutive columns of one row of the
   // workgroup's WAVES x ROWS columns (16 bytes where the block is that wide).
   const int64_t block_cols = waves * t.rows;
@@ -710,6 +714,7 @@ void plan_mma(KernelPlan &p) {
   auto &P = p.params;
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
   set("WAVE", wave);
+  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
   set("KSPLIT", t.ksplit);
   set("GROUPS", groups);
   set("BLOCK", block);
@@ -1509,8 +1514,10 @@ void plan_mma_tiled(KernelPlan &p) {
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
   if (t.wgmma) set_wgmma_params(P, c, t);
-  set("WGMMA_PENDING", t.wgmma_pending);
-  P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
+  if (t.wgmma) {
+    set("WGMMA_PENDING", t.wgmma_pending);
+    P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
+  }
   if (!t.wgmma) P["ACC"] = fmt::format("vector<{}x4xf32>", rt * mt);
   P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
@@ -1527,9 +1534,11 @@ void plan_mma_tiled(KernelPlan &p) {
   // 128-byte grid constants by the mark-tensor-map-args pass), or the
   // weight and hidden memrefs.
   set("STAGE_BYTES", stage_bytes(t));
-  set("BARRIERS", t.stages * stage_bytes(t));
-  set("COUNTERS_AFTER_BARRIERS", t.stages * kMbarrierBytes);
-  set("WARPGROUPS", t.waves / 4);
+  if (t.tma) {
+    set("BARRIERS", t.stages * stage_bytes(t));
+    set("COUNTERS_AFTER_BARRIERS", t.stages * kMbarrierBytes);
+    set("WARPGROUPS", t.waves / 4);
+  }
   P["REFILL_EARLY"] = t.tma ? "false" : "true";
   // gfx950 refills a slot every tile, past the end with the last tile again
   // (v63): a refill under a branch made the backend wait for every LDS-DMA
@@ -1569,7 +1578,7 @@ void plan_mma_tiled(KernelPlan &p) {
   for (int64_t y = 1; y < ahead; ++y)
     wait_cases += fmt::format("      case {} {{\n        amdgpu.memory_counter_wait load({})\n        scf.yield\n      }}\n",
                               y, y * (w_cpt + h_cpt));
-  P["WAIT_YOUNGER_CASES"] = wait_cases;
+  if (amd) P["WAIT_YOUNGER_CASES"] = wait_cases;
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
     P["COPY_SRC"] = "!llvm.ptr";
