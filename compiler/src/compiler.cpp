@@ -15,6 +15,7 @@
 #include "llvm_codegen.h"
 #include "model_report.h"
 #include "pipeline.h"
+#include "template_instantiate.h"
 #include "template_library.h"
 
 namespace gatejit::compiler {
