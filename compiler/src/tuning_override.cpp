@@ -176,13 +176,25 @@ StatusOr<TuningOverride> TuningOverride::parse(std::string_view text) {
     if (!decimal) return refused(fmt::format("{}='{}' is not a decimal number", key->name, shown(digits)), *key);
     if (error != std::errc() || end != digits.data() + digits.size() || !allowed(*key, value))
       return refused(fmt::format("{}={} is out of range", key->name, shown(digits)), *key);
-    if (key->size) o.*(key->size) = value;
-    else o.*(key->flag) = value != 0;
-    o.keys.emplace(std::string(key->name), value);
+    o.set(*key, value);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  for (const auto &[name, value] : o.keys) o.text += fmt::format("{}{}={}", o.text.empty() ? "" : ",", name, value);
+  return o;
+}
+
+void TuningOverride::set(const TuningKey &key, int64_t value) {
+  if (key.size) this->*(key.size) = value;
+  else this->*(key.flag) = value != 0;
+  keys.emplace(std::string(key.name), value);
+  text.clear();
+  for (const auto &[name, v] : keys) text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, v);
+}
+
+TuningOverride TuningOverride::subset(std::initializer_list<const char *> names) const {
+  TuningOverride o;
+  for (const char *name : names)
+    if (const TuningKey *key = find_key(name); key && has(name)) o.set(*key, at(name));
   return o;
 }
 

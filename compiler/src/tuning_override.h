@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <span>
@@ -78,8 +79,15 @@ struct TuningOverride {
   // GATEJIT_MMA_TUNING, or none where it is unset or empty.
   static StatusOr<TuningOverride> from_env();
 
+  // The same override with only the keys named (those of them given): what
+  // a part of the planner reads.
+  TuningOverride subset(std::initializer_list<const char *> names) const;
+
   bool has(std::string_view key) const { return keys.find(key) != keys.end(); }
   int64_t at(std::string_view key) const { return keys.find(key)->second; }
+
+ private:
+  void set(const TuningKey &key, int64_t value);  // the field, `keys` and `text`
 };
 
 }  // namespace gatejit::compiler

@@ -3,10 +3,12 @@
 #  1. In a scratch copy of the tree, the hashing step finds the inputs the
 #     build hashed (INPUTS), and a change to any one of them changes the hash.
 #  2. Nothing the build feeds the compiler is left out: every source of the
-#     compiler library (SOURCES_FILE), every header of the tree its objects
-#     were compiled with (ninja's dependency log), and every runtime source
-#     whose object the compiler's objects reach through their symbols (NM),
-#     but for the JIT seam's (NO_FOLLOW), is an input.
+#     compiler library (SOURCES_FILE), every file its generated sources are
+#     made from (the tuning tables; not the templates, hashed apart), every
+#     header of the tree its objects were compiled with (ninja's dependency
+#     log), and every runtime source whose object the compiler's objects
+#     reach through their symbols (NM), but for the JIT seam's (NO_FOLLOW),
+#     is an input.
 # cmake -DROOT= -DHASHER= -DINPUTS= "-DROOTS=a|b" -DNO_FOLLOW= -DSCRATCH=
 #       -DSOURCES_FILE= -DCOMPILER_OBJECTS_FILE= -DRUNTIME_OBJECTS_FILE= -DNM=
 #       -DBUILD_DIR= [-DNINJA=] -P fingerprint_inputs.cmake
@@ -24,11 +26,21 @@ set(failures "")
 
 # --- 1. every input changes the hash ---------------------------------------
 file(REMOVE_RECURSE "${SCRATCH}")
+# The folders the includes resolve in, and every root and input.
 foreach(dir compiler/src compiler/include compiler/tuning runtime/src runtime/include)
   if(EXISTS "${ROOT}/${dir}")
     get_filename_component(parent "${SCRATCH}/${dir}" DIRECTORY)
     file(COPY "${ROOT}/${dir}" DESTINATION "${parent}")
   endif()
+endforeach()
+set(copied ${hashed})
+foreach(f IN LISTS ROOTS)
+  file(RELATIVE_PATH r "${ROOT}" "${f}")
+  list(APPEND copied "${r}")
+endforeach()
+foreach(r IN LISTS copied)
+  get_filename_component(parent "${SCRATCH}/${r}" DIRECTORY)
+  file(COPY "${ROOT}/${r}" DESTINATION "${parent}")
 endforeach()
 get_filename_component(SCRATCH "${SCRATCH}" REALPATH)
 macro(in_scratch paths out)
@@ -79,6 +91,30 @@ foreach(s IN LISTS sources)
   endif()
   require("${s}" "the compiler library is built from it")
 endforeach()
+
+# Generated sources: what they are generated from (ninja's build graph),
+# but the hash itself, and the templates (the fingerprint hashes their
+# embedded text apart: templates_hash()).
+if(DEFINED NINJA AND NOT NINJA STREQUAL "")
+  foreach(s IN LISTS sources)
+    get_filename_component(name "${s}" NAME)
+    string(FIND "${s}" "${BUILD_DIR}/" generated)
+    if(NOT generated EQUAL 0 OR name MATCHES "^(generator_hash|embedded_templates)\\.cpp$" OR name MATCHES "\\.rule$")
+      continue()
+    endif()
+    file(RELATIVE_PATH target "${BUILD_DIR}" "${s}")
+    execute_process(COMMAND "${NINJA}" -C "${BUILD_DIR}" -t query "${target}" OUTPUT_VARIABLE query RESULT_VARIABLE rc)
+    string(REGEX MATCH "  input: [^\n]*\n(    [^\n]*\n)*" inputs "${query}")
+    string(REGEX MATCHALL "\n    [^\n]+" inputs "${inputs}")
+    if(NOT rc EQUAL 0 OR NOT inputs)
+      list(APPEND failures "${target}: ninja names no input of it")
+    endif()
+    foreach(line IN LISTS inputs)
+      string(STRIP "${line}" input)
+      require("${input}" "${target} is generated from it")
+    endforeach()
+  endforeach()
+endif()
 
 file(STRINGS "${COMPILER_OBJECTS_FILE}" compiler_objects)
 file(STRINGS "${RUNTIME_OBJECTS_FILE}" runtime_objects)

@@ -5,10 +5,12 @@
 // splits=65536 hung it.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <type_traits>
 
 #include "gatejit/gatejit.h"
 
@@ -26,13 +28,11 @@ constexpr Refusals kRefusals[] = {
     {"colour=1", "unknown key 'colour'"},
 };
 
+// Each test's own cache folder, no bundles, the JIT on.
 class TuningOverrideRefusal : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gatejit-tuning-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    setenv("GATEJIT_CACHE_DIR", (dir_ + "/cache").c_str(), 1);
+    setenv("GATEJIT_CACHE_DIR", (dir_.string() + "/cache").c_str(), 1);
     unsetenv("GATEJIT_DISABLE_JIT");
     unsetenv("GATEJIT_BUNDLE_PATH");
   }
@@ -41,51 +41,61 @@ class TuningOverrideRefusal : public ::testing::Test {
     unsetenv("GATEJIT_JIT_LIBRARY");
     std::filesystem::remove_all(dir_);
   }
-  std::string dir_;
+  const std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("gatejit-tuning-" + std::to_string(getpid()));
 };
 
-TEST_F(TuningOverrideRefusal, RuntimeWithTheJitLibraryAttached) {
-  setenv("GATEJIT_JIT_LIBRARY", GATEJIT_JIT_LIBRARY_PATH, 1);
+// The C API entry points a host calls: the runtime's own (linked), or the
+// JIT library's (dlsym). `attach`: null where creation attaches the JIT.
+struct CApi {
+  decltype(&gatejit_runtime_create) create;
+  decltype(&gatejit_runtime_attach_jit) attach;
+  decltype(&gatejit_resolve_contract_json) resolve;
+  decltype(&gatejit_status_code) code;
+  decltype(&gatejit_status_message) message;
+  decltype(&gatejit_status_free) status_free;
+  decltype(&gatejit_runtime_destroy) destroy;
+};
+
+void expect_refusals(const CApi &api) {
   for (const Refusals &r : kRefusals) {
     SCOPED_TRACE(r.tuning);
     setenv("GATEJIT_MMA_TUNING", r.tuning, 1);
     gatejit_runtime_t rt = nullptr;
-    ASSERT_EQ(gatejit_runtime_create(nullptr, &rt), nullptr);
+    ASSERT_EQ(api.create(nullptr, &rt), nullptr);
+    if (api.attach) ASSERT_EQ(api.attach(rt), nullptr);
     char *text = nullptr;
-    gatejit_status_t s = gatejit_resolve_contract_json(rt, kMma, &text);
+    gatejit_status_t s = api.resolve(rt, kMma, &text);
     ASSERT_NE(s, nullptr) << "resolved: " << (text ? text : "");
-    EXPECT_EQ(gatejit_status_code(s), GATEJIT_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(gatejit_status_message(s)).find(r.says), std::string::npos) << gatejit_status_message(s);
-    gatejit_status_free(s);
-    gatejit_runtime_destroy(rt);
+    EXPECT_EQ(api.code(s), GATEJIT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(api.message(s)).find(r.says), std::string::npos) << api.message(s);
+    api.status_free(s);
+    api.destroy(rt);
   }
+}
+
+TEST_F(TuningOverrideRefusal, RuntimeWithTheJitLibraryAttached) {
+  setenv("GATEJIT_JIT_LIBRARY", GATEJIT_JIT_LIBRARY_PATH, 1);
+  expect_refusals({gatejit_runtime_create, nullptr, gatejit_resolve_contract_json, gatejit_status_code,
+                   gatejit_status_message, gatejit_status_free, gatejit_runtime_destroy});
 }
 
 TEST_F(TuningOverrideRefusal, TheJitLibrarysOwnCApi) {
   void *lib = dlopen(GATEJIT_JIT_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
-  auto create = reinterpret_cast<decltype(&gatejit_runtime_create)>(dlsym(lib, "gatejit_runtime_create"));
-  auto attach = reinterpret_cast<decltype(&gatejit_runtime_attach_jit)>(dlsym(lib, "gatejit_runtime_attach_jit"));
-  auto resolve_json = reinterpret_cast<decltype(&gatejit_resolve_contract_json)>(dlsym(lib, "gatejit_resolve_contract_json"));
-  auto destroy = reinterpret_cast<decltype(&gatejit_runtime_destroy)>(dlsym(lib, "gatejit_runtime_destroy"));
-  auto code = reinterpret_cast<decltype(&gatejit_status_code)>(dlsym(lib, "gatejit_status_code"));
-  auto message = reinterpret_cast<decltype(&gatejit_status_message)>(dlsym(lib, "gatejit_status_message"));
-  auto status_free = reinterpret_cast<decltype(&gatejit_status_free)>(dlsym(lib, "gatejit_status_free"));
-  ASSERT_TRUE(create && attach && resolve_json && destroy && code && message && status_free);
-  for (const Refusals &r : kRefusals) {
-    SCOPED_TRACE(r.tuning);
-    setenv("GATEJIT_MMA_TUNING", r.tuning, 1);
-    gatejit_runtime_t rt = nullptr;
-    ASSERT_EQ(create(nullptr, &rt), nullptr);
-    ASSERT_EQ(attach(rt), nullptr);
-    char *text = nullptr;
-    gatejit_status_t s = resolve_json(rt, kMma, &text);
-    ASSERT_NE(s, nullptr) << "resolved: " << (text ? text : "");
-    EXPECT_EQ(code(s), GATEJIT_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(message(s)).find(r.says), std::string::npos) << message(s);
-    status_free(s);
-    destroy(rt);
-  }
+  auto get = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+  };
+  CApi api{};
+  get(api.create, "gatejit_runtime_create");
+  get(api.attach, "gatejit_runtime_attach_jit");
+  get(api.resolve, "gatejit_resolve_contract_json");
+  get(api.code, "gatejit_status_code");
+  get(api.message, "gatejit_status_message");
+  get(api.status_free, "gatejit_status_free");
+  get(api.destroy, "gatejit_runtime_destroy");
+  ASSERT_TRUE(api.create && api.attach && api.resolve && api.code && api.message && api.status_free && api.destroy);
+  expect_refusals(api);
 }
 
 }  // namespace
