@@ -206,6 +206,10 @@ bool parse_register(std::string_view t, Operand &o) {
 constexpr uint64_t kSharedBase = 0x1000000000000ull, kPrivateBase = 0x2000000000000ull;
 
 bool parse_source(std::string_view t, Operand &o) {
+  // lit(x) / lit64(x): a literal the encoding keeps even where an inline
+  // constant would do (a resolved relocation, say).
+  for (std::string_view wrap : {"lit64(", "lit("})
+    if (t.rfind(wrap, 0) == 0 && t.back() == ')') t = t.substr(wrap.size(), t.size() - wrap.size() - 1);
   if (t.rfind("sext(", 0) == 0 && t.back() == ')') {
     o.sext = true;
     t = t.substr(5, t.size() - 6);
@@ -575,6 +579,7 @@ uint32_t Program::index_at(uint64_t address) const {
 StatusOr<Program> decode_program(const CodeObject &co, uint64_t image_base) {
   auto raw = disassemble(co, image_base);
   if (!raw.ok()) return raw.status();
+  if (raw->size() >= 0xffff) return unsupported("code object has more than 65534 instructions");
   Program p;
   std::unordered_map<std::string, uint16_t> mnemonic_ids;
   p.insts.reserve(raw->size());

@@ -235,14 +235,18 @@ Status Device::launch(Module *m, const std::string &name, const LaunchGrid &grid
         return corrupt("instruction '" + m->program.texts[in.text_id] + "' names a register past the kernel's " +
                        std::to_string(kd.vgprs) + " (accum_offset " + std::to_string(kd.accum_offset) + ")");
     }
-  l.register_file.assign(size_t(waves) * kd.vgprs * 64, 0);
+  l.register_file = ZeroedPages(size_t(waves) * kd.vgprs * 64 * 4);
   l.waves.resize(size_t(waves));
   l.workgroups.resize(size_t(groups));
   if (options.check_waits) {
     l.trackers.resize(size_t(waves));
     for (auto &t : l.trackers) t.vregs.resize(kd.vgprs);
   }
-  if (kd.private_segment_bytes) l.scratch.assign(size_t(waves) * 64 * kd.private_segment_bytes, 0);
+  if (kd.private_segment_bytes) l.scratch = ZeroedPages(size_t(waves) * 64 * kd.private_segment_bytes);
+  const size_t lds_stride = (lds_bytes + 63) / 64 * 64;
+  l.lds = ZeroedPages(size_t(groups) * lds_stride);
+  if (options.check_lds_races || options.check_waits)
+    l.lds_shadow = ZeroedPages(size_t(groups) * lds_stride / 4 * sizeof(LdsWordShadow));
 
   const uint32_t entry = m->program.index_at(uint64_t(m->image) + kd.entry_offset);
   uint32_t mode = 0;  // the MODE register (CDNA3 ISA, "MODE"): FP_ROUND [3:0], FP_DENORM [7:4], DX10_CLAMP 8, IEEE 9
@@ -257,8 +261,9 @@ Status Device::launch(Module *m, const std::string &name, const LaunchGrid &grid
         g.id = {x, y, z};
         g.linear = uint32_t(linear);
         g.xcd = int(linear % uint64_t(std::max(dies, 1)));  // dealt round-robin to the XCDs
-        g.lds.assign(lds_bytes, 0);
-        if (options.check_lds_races || options.check_waits) g.lds_shadow.assign((lds_bytes + 3) / 4, {});
+        g.lds = l.lds.data() + size_t(linear) * lds_stride;
+        g.lds_bytes = uint32_t(lds_bytes);
+        if (l.lds_shadow.size()) g.lds_shadow = l.lds_shadow.data<LdsWordShadow>() + size_t(linear) * lds_stride / 4;
         g.waves = waves_per_group;
         g.first_wave = uint32_t(wave_index);
         for (uint32_t wi = 0; wi < waves_per_group; ++wi, ++wave_index) {
@@ -267,7 +272,7 @@ Status Device::launch(Module *m, const std::string &name, const LaunchGrid &grid
           w.wg = &g;
           w.id = uint32_t(wave_index);
           w.id_in_group = wi;
-          w.v = l.register_file.data() + size_t(wave_index) * kd.vgprs * 64;
+          w.v = l.register_file.data<uint32_t>() + size_t(wave_index) * kd.vgprs * 64;
           w.vregs = kd.vgprs;
           w.accum_offset = kd.accum_offset;
           w.pc = entry;
@@ -277,7 +282,8 @@ Status Device::launch(Module *m, const std::string &name, const LaunchGrid &grid
           w.mode.ieee = kd.ieee_mode;
           w.mode.dx10_clamp = kd.dx10_clamp;
           if (options.check_waits) w.waits = &l.trackers[size_t(wave_index)];
-          if (kd.private_segment_bytes) w.scratch = l.scratch.data() + size_t(wave_index) * 64 * kd.private_segment_bytes;
+          if (kd.private_segment_bytes)
+            w.scratch = l.scratch.data() + size_t(wave_index) * 64 * kd.private_segment_bytes;
           // EXEC: the wave's threads that exist.
           const uint32_t first_thread = wi * 64;
           const uint32_t threads = std::min<uint32_t>(64, group_threads - first_thread);

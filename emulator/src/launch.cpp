@@ -3,6 +3,8 @@
 // interleaves every resident wave, the barrier, and the checks' bookkeeping.
 #include "launch.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -13,6 +15,20 @@
 namespace gatejit::emulator {
 
 void fail(const std::string &message) { throw EmuError(message); }
+
+ZeroedPages::ZeroedPages(size_t bytes) : n_(bytes) {
+  if (!bytes) return;
+  p_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p_ == MAP_FAILED) {
+    p_ = nullptr, n_ = 0;
+    throw std::bad_alloc();
+  }
+  if (bytes >= (size_t(2) << 20)) madvise(p_, bytes, MADV_HUGEPAGE);
+}
+
+ZeroedPages::~ZeroedPages() {
+  if (p_) munmap(p_, n_);
+}
 
 std::string operand_text(const Operand &o) {
   const char *prefix = o.kind == OpKind::kVgpr ? "v" : o.kind == OpKind::kAgpr ? "a" : "s";
@@ -55,10 +71,10 @@ void global_store(Wave &w, uint64_t addr, const void *src, uint32_t bytes, Acces
 }
 
 static void lds_bounds(Wave &w, uint32_t addr, uint32_t bytes) {
-  if (uint64_t(addr) + bytes > w.wg->lds.size()) {
+  if (uint64_t(addr) + bytes > w.wg->lds_bytes) {
     char buf[128];
-    std::snprintf(buf, sizeof buf, "LDS access out of bounds: bytes [0x%x, 0x%x) of a workgroup with %zu bytes of LDS",
-                  addr, addr + bytes, w.wg->lds.size());
+    std::snprintf(buf, sizeof buf, "LDS access out of bounds: bytes [0x%x, 0x%x) of a workgroup with %u bytes of LDS",
+                  addr, addr + bytes, w.wg->lds_bytes);
     fail(buf);
   }
 }
@@ -72,56 +88,53 @@ static void race(Wave &w, const Inst &in, uint32_t addr, const char *what, uint3
   m += what;
   if (other_wave == kManyWaves) m += " by several other waves";
   else
-    m += " by wave " + std::to_string(other_wave - w.wg->first_wave) + " (" + inst_where(l, other_inst) + ")";
+    m += " by wave " + std::to_string(other_wave - 1 - w.wg->first_wave) + " (" + inst_where(l, other_inst) + ")";
   m += " with no s_barrier between";
   fail(m);
 }
 
 static void check_dma_pending(Wave &w, const LdsWordShadow &s, uint32_t addr) {
-  if (!s.dma_wave || !w.launch->options.check_waits) return;
-  const WaitTracker &t = w.launch->trackers[s.dma_wave - 1];
+  if (!s.dma_seq || !w.launch->options.check_waits) return;
+  const WaitTracker &t = w.launch->trackers[s.write_wave - 1];
   if (s.dma_seq <= t.retired_vm) return;
   char buf[96];
   std::snprintf(buf, sizeof buf, "reads LDS byte 0x%x that an LDS DMA of wave %u still writes: ", addr,
-                s.dma_wave - 1 - w.wg->first_wave);
+                s.write_wave - 1 - w.wg->first_wave);
   fail(std::string(buf) + "the s_waitcnt vmcnt that retires it (and a barrier, for another wave) is missing");
 }
 
 uint8_t *lds_read(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes) {
   lds_bounds(w, addr, bytes);
-  if (!w.wg->lds_shadow.empty()) {
+  if (w.wg->lds_shadow) {
     const uint32_t me = w.id + 1, epoch = w.wg->epoch;
     for (uint32_t a = addr & ~3u; a < addr + bytes; a += 4) {
       LdsWordShadow &s = w.wg->lds_shadow[a >> 2];
       check_dma_pending(w, s, a);
       if (s.write_epoch == epoch && s.write_wave != me && w.launch->options.check_lds_races)
-        race(w, in, a, "reads what was written", s.write_wave == kManyWaves ? kManyWaves : s.write_wave - 1 + 0,
-             s.write_inst);
-      if (s.read_epoch != epoch) s.read_epoch = epoch, s.read_wave = me, s.read_inst = in.index;
+        race(w, in, a, "reads what was written", s.write_wave, s.write_inst);
+      if (s.read_epoch != epoch) s.read_epoch = epoch, s.read_wave = me, s.read_inst = uint16_t(in.index);
       else if (s.read_wave != me) s.read_wave = kManyWaves;
     }
   }
-  return w.wg->lds.data() + addr;
+  return w.wg->lds + addr;
 }
 
 static uint8_t *lds_write_common(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes, uint64_t dma_seq) {
   lds_bounds(w, addr, bytes);
-  if (!w.wg->lds_shadow.empty()) {
+  if (w.wg->lds_shadow) {
     const uint32_t me = w.id + 1, epoch = w.wg->epoch;
     const bool races = w.launch->options.check_lds_races;
     for (uint32_t a = addr & ~3u; a < addr + bytes; a += 4) {
       LdsWordShadow &s = w.wg->lds_shadow[a >> 2];
       if (races && s.write_epoch == epoch && s.write_wave != me)
-        race(w, in, a, "overwrites what was written", s.write_wave - 1, s.write_inst);
+        race(w, in, a, "overwrites what was written", s.write_wave, s.write_inst);
       if (races && s.read_epoch == epoch && s.read_wave != me)
-        race(w, in, a, "overwrites what was read", s.read_wave == kManyWaves ? kManyWaves : s.read_wave - 1,
-             s.read_inst);
-      s.write_epoch = epoch, s.write_wave = me, s.write_inst = in.index;
-      s.dma_wave = dma_seq ? me : 0;
-      s.dma_seq = dma_seq;
+        race(w, in, a, "overwrites what was read", s.read_wave, s.read_inst);
+      s.write_epoch = epoch, s.write_wave = me, s.write_inst = uint16_t(in.index);
+      s.dma_seq = uint32_t(dma_seq);
     }
   }
-  return w.wg->lds.data() + addr;
+  return w.wg->lds + addr;
 }
 
 uint8_t *lds_write(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes) {
@@ -135,7 +148,7 @@ uint8_t *lds_dma_write(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes, u
 uint8_t *lds_atomic(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes) {
   (void)in;
   lds_bounds(w, addr, bytes);
-  return w.wg->lds.data() + addr;
+  return w.wg->lds + addr;
 }
 
 // ---- waits ----
@@ -174,6 +187,16 @@ uint64_t issue_memory(Wave &w, const Inst &in, Counter counter, bool smem, const
       p = {seq, in.index, c};
     }
   }
+  return seq;
+}
+
+uint64_t issue_lds_dma(Wave &w, const Inst &in) {
+  if (!w.waits) return 1;  // a non-zero seq: no check reads it
+  const uint64_t seq = issue_memory(w, in, Counter::kVm, false, nullptr, 0);
+  WaitTracker &t = *w.waits;
+  t.lgkm.push_back(seq);
+  t.lgkm_is_smem.push_back(false);
+  ++t.outstanding;
   return seq;
 }
 

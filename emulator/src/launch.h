@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -18,22 +19,46 @@
 
 namespace gatejit::emulator {
 
-// Who last wrote and read one 4-byte LDS word, and in which barrier epoch;
-// an LDS DMA's write stays pending until its wave's vmcnt retires it.
+// Who last wrote and read one 4-byte LDS word, and in which barrier epoch
+// (waves as launch index + 1; 0 none). An LDS DMA's write (dma_seq != 0)
+// stays pending until the writing wave's vmcnt retires that sequence number.
 struct LdsWordShadow {
-  uint32_t write_wave = 0, write_epoch = 0, write_inst = 0;
-  uint32_t read_wave = 0, read_epoch = 0, read_inst = 0;
-  uint32_t dma_wave = 0;  // wave index + 1 of an LDS DMA write not yet known retired
-  uint64_t dma_seq = 0;
+  uint32_t write_wave, write_epoch;
+  uint32_t read_wave, read_epoch;
+  uint32_t dma_seq;
+  uint16_t write_inst, read_inst;
 };
 inline constexpr uint32_t kManyWaves = 0xffffffffu;
+
+// Zeroed memory from the kernel, in huge pages where it is large: a launch
+// has many waves' registers and workgroups' LDS, and only what is touched
+// costs anything.
+class ZeroedPages {
+ public:
+  ZeroedPages() = default;
+  explicit ZeroedPages(size_t bytes);
+  ZeroedPages(ZeroedPages &&o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+  ZeroedPages &operator=(ZeroedPages &&o) noexcept {
+    std::swap(p_, o.p_), std::swap(n_, o.n_);
+    return *this;
+  }
+  ~ZeroedPages();
+  template <class T = uint8_t>
+  T *data() const { return static_cast<T *>(p_); }
+  size_t size() const { return n_; }
+
+ private:
+  void *p_ = nullptr;
+  size_t n_ = 0;
+};
 
 struct Workgroup {
   std::array<uint32_t, 3> id{};
   uint32_t linear = 0;
   int xcd = 0;
-  std::vector<uint8_t> lds;
-  std::vector<LdsWordShadow> lds_shadow;  // empty unless the race check is on
+  uint8_t *lds = nullptr;
+  uint32_t lds_bytes = 0;
+  LdsWordShadow *lds_shadow = nullptr;  // null unless a check needs it
   uint32_t waves = 0, waves_done = 0, waves_at_barrier = 0;
   uint32_t first_wave = 0;  // index of its wave 0 in the launch
   uint32_t epoch = 1;       // barrier generation
@@ -73,8 +98,7 @@ struct Launch {
   std::vector<Workgroup> workgroups;
   std::vector<Wave> waves;
   std::vector<WaitTracker> trackers;
-  std::vector<uint32_t> register_file;
-  std::vector<uint8_t> scratch;
+  ZeroedPages register_file, scratch, lds, lds_shadow;  // every wave's and workgroup's, in one piece each
   std::vector<uint64_t> mnemonic_counts;
   Wave *current = nullptr;
   const Inst *current_inst = nullptr;
@@ -100,6 +124,12 @@ uint8_t *lds_dma_write(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes, u
 // Called by a memory handler as it issues: the counter it is counted by and
 // the registers its result lands in (none for stores). Returns the op's seq.
 uint64_t issue_memory(Wave &w, const Inst &in, Counter counter, bool smem, const Operand *dst, uint32_t dst_regs);
+// An LDS DMA load (global_load_lds_*, buffer_load ... lds): counted by vmcnt,
+// which retires its LDS bytes, and also by lgkmcnt as an in-order LDS access,
+// as LLVM's waitcnt insertion counts it (FLATInstructions.td: the LDS DMA
+// pseudos set LGKM_CNT; the ISA's FLAT chapter lists global instructions
+// under VM_CNT only, docs/emulator.md). Returns the vm seq.
+uint64_t issue_lds_dma(Wave &w, const Inst &in);
 // s_waitcnt.
 void wait_counts(Wave &w, uint32_t vmcnt, uint32_t lgkmcnt);
 

@@ -149,7 +149,7 @@ template <int Bytes>
 void global_load_lds_op(Wave &w, const Inst &in) {
   const GlobalAddress a = global_address(w, in, in.op[0], in.op[1]);
   const AccessScope sc = scope_of(in);
-  const uint64_t seq = issue_memory(w, in, Counter::kVm, false, nullptr, 0);
+  const uint64_t seq = issue_lds_dma(w, in);
   const uint32_t base = w.s[kSgprM0] + uint32_t(in.m.offset);
   for_lanes(w.exec(), [&](int l) {
     uint8_t t[16];
@@ -207,7 +207,7 @@ void buffer_load_op(Wave &w, const Inst &in) {
   const auto a = buffer_access<true>(w, in, 1);
   const AccessScope sc = scope_of(in);
   if (in.m.lds) {
-    const uint64_t seq = issue_memory(w, in, Counter::kVm, false, nullptr, 0);
+    const uint64_t seq = issue_lds_dma(w, in);
     const uint32_t base = w.s[kSgprM0] + uint32_t(in.m.offset);
     for_lanes(w.exec(), [&](int l) {
       uint8_t t[16] = {};

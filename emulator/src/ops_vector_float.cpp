@@ -322,6 +322,7 @@ void add_vector_float_ops(OpTable &t) {
   add("v_exp_f32", vop<1, F32, exp_f32>);
   add("v_log_f32", vop<1, F32, log_f32>);
   add("v_rcp_f32", vop<1, F32, rcp_f32>);
+  add("v_rcp_iflag_f32", vop<1, F32, rcp_f32>);  // the reciprocal, flagging integer-division exceptions
   add("v_rsq_f32", vop<1, F32, rsq_f32>);
   add("v_sqrt_f32", vop<1, F32, sqrt_f32>);
   add("v_ldexp_f32", vop<2, F32, ldexp_f32>);
