@@ -33,7 +33,8 @@ class Resolver {
  public:
   explicit Resolver(ResolverOptions options);
 
-  Status add_bundle(const std::string &path);
+  // `origin` names the bundle in explanations ("bundle kernels.gjb").
+  Status add_bundle(const std::string &path, const std::string &origin = "bundle");
   void set_jit(JitHook hook);
 
   // Finds (and, where needed, compiles) the kernel for a normalised contract.
@@ -56,6 +57,7 @@ class Resolver {
   ResolverOptions options_;
   mutable std::shared_mutex mu_;
   std::vector<std::unique_ptr<Bundle>> bundles_;
+  std::vector<std::string> bundle_origins_;  // parallel to bundles_
   JitHook jit_;
   bool cache_opened_ = false;
   std::unique_ptr<DiskCache> cache_;
