@@ -1,6 +1,8 @@
 // gatejit precompile SPEC.json --targets gfx950,gfx942,sm_90 -o kernels.gjb
+// gatejit precompile --contracts recorded.jsonl --targets sm_90 -o kernels.gjb
 // gatejit precompile --all-generic --targets gfx950,gfx942,sm_90 -o gatejit-generic.gjb
-// Compiles every contract of a spec for every target, in parallel, into one
+// Compiles every contract of a spec, of a record file (GATEJIT_RECORD:
+// contract_record.h) or both, for every target, in parallel, into one
 // bundle. A spec is a JSON list of contracts whose "m" may also be a list of
 // values or a range {"min": 1, "max": 16}. The generic kernel of every
 // (target, dtype, act, rounding) is added too, so the bundle has a fallback;
@@ -18,6 +20,7 @@
 
 #include "bundle.h"
 #include "commands.h"
+#include "contract_record.h"
 #include "file_io.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract_json.h"
@@ -32,6 +35,7 @@ namespace {
 
 struct PrecompileArgs {
   std::string spec;
+  std::string contracts;  // a record file (JSON lines)
   bool all_generic = false;
   std::string targets;
   std::string output;
@@ -134,6 +138,11 @@ StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
     if (!contracts.ok()) return contracts.status();
     GATEJIT_RETURN_IF_ERROR(add_for_targets(*contracts));
   }
+  if (!a.contracts.empty()) {
+    auto contracts = read_contract_record(a.contracts);
+    if (!contracts.ok()) return contracts.status();
+    GATEJIT_RETURN_IF_ERROR(add_for_targets(*contracts));
+  }
   if (a.all_generic)
     for (Target t : targets)
       for (const Contract &g : generic_kernel_contracts(t)) GATEJIT_RETURN_IF_ERROR(add(g));
@@ -150,8 +159,9 @@ void draw_progress(size_t done, size_t total) {
 }
 
 int run_precompile(const PrecompileArgs &a) {
-  if (a.spec.empty() && !a.all_generic) {  // a usage error: exit status 2
-    std::fprintf(stderr, "gatejit: error: precompile: nothing to compile: give a spec or --all-generic\nRun with --help for more information.\n");
+  if (a.spec.empty() && a.contracts.empty() && !a.all_generic) {  // a usage error: exit status 2
+    std::fprintf(stderr, "gatejit: error: precompile: nothing to compile: give a spec, --contracts FILE or "
+                         "--all-generic\nRun with --help for more information.\n");
     return 2;
   }
   auto jobs = load_spec(a);
@@ -197,6 +207,8 @@ Runner add_precompile_command(CLI::App &app) {
   auto a = std::make_shared<PrecompileArgs>();
   auto *cmd = app.add_subcommand("precompile", "compile every contract of a spec into one kernel bundle");
   cmd->add_option("spec", a->spec, "JSON list of contracts (\"m\" may be a list or {\"min\",\"max\"})");
+  cmd->add_option("--contracts", a->contracts,
+                  "recorded contracts, one JSON object a line (GATEJIT_RECORD's file); repeats are skipped");
   cmd->add_flag("--all-generic", a->all_generic,
                 "every generic kernel each of --targets allows (the shipped bundle's contents)");
   cmd->add_option("--targets", a->targets, "comma-separated targets; default: each contract's own");

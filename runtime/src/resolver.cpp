@@ -220,7 +220,13 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
   return unsupported(message);
 }
 
-StatusOr<Resolution> Resolver::resolve(const Contract &c) { return run(c, Mode::kResolve); }
+StatusOr<Resolution> Resolver::resolve(const Contract &c) {
+  // Recorded whatever the outcome (a contract no kernel serves yet is what
+  // the next bundle needs), unless no template takes it: precompile would
+  // refuse it.
+  if (options_.recorder && choose_template(c).ok()) options_.recorder->record(c);
+  return run(c, Mode::kResolve);
+}
 
 StatusOr<std::string> Resolver::explain(const Contract &c) {
   auto r = run(c, Mode::kExplain);

@@ -67,7 +67,11 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
   auto shipped = env_flag("GATEJIT_SHIPPED_BUNDLE", true);
   if (shipped.ok()) r.shipped_bundle = *shipped;
   else if (r.env_status.ok()) r.env_status = shipped.status();
+  std::string record;
+  if (const char *path = std::getenv("GATEJIT_RECORD")) record = path;
   if (o) {
+    if (o->record_path) record = o->record_path;
+    if (o->disable_shipped_bundle) r.shipped_bundle = false;
     if (o->cache_dir) r.resolver.cache.dir = o->cache_dir;
     if (o->disable_cache) r.resolver.disable_cache = true;
     if (o->cache_read_only) r.resolver.cache.read_only = true;
@@ -75,6 +79,7 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
     for (auto &p : split_paths(o->bundle_path)) r.bundles.push_back(p);
   }
   for (auto &p : split_paths(std::getenv("GATEJIT_BUNDLE_PATH"))) r.bundles.push_back(p);
+  if (!record.empty()) r.resolver.recorder = std::make_shared<ContractRecorder>(record);
   if (const char *t = std::getenv("GATEJIT_TEMPLATE")) r.template_override = t;
   return r;
 }

@@ -35,7 +35,8 @@ struct RuntimeOptions {
   Status env_status;
 };
 
-// Options from the C struct (may be null) and the environment.
+// Options from the C struct (may be null; as this library's struct: the C
+// API copies a smaller one in first) and the environment.
 RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o);
 
 class RuntimeCore {
