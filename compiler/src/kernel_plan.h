@@ -51,8 +51,4 @@ StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning
 // The report's tuning values (the compile report's "tuning"), from the schedule.
 TuningValues report(const KernelPlan &plan);
 
-// The filled-in MLIR text of a plan: the kernel template plus the epilogue,
-// activation, sigmoid and conversion snippets it calls.
-StatusOr<std::string> instantiate(const KernelPlan &plan);
-
 }  // namespace gatejit::compiler

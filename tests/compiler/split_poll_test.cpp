@@ -31,7 +31,8 @@ TEST(SplitPoll, MeetsWithoutArrivalOrFence) {
     for (int64_t m : {64, 96}) {
       SCOPED_TRACE(std::string(target_name(t)) + " m=" + std::to_string(m));
       const Meeting k = meeting_of(t);
-      const std::string form = std::string(t == Target::kSm90 ? "gfx950_plan=1," : "") + (m > 64 ? "tiled=0," : "");
+      const std::string form = std::string(t == Target::kSm90 ? "gfx950_plan=1" : "") +
+                               (m > 64 ? (t == Target::kSm90 ? ",tiled=0" : "tiled=0") : "");
       ScopedMmaTuning tuning{form.c_str()};
       const Contract c = seed_mma_row(t, m);
       auto compiled = compiler::compile(c);

@@ -152,6 +152,7 @@ StreamedSchedule plan_streamed(const Contract &c, const TuningOverride &o) {
   // workgroup memory a kernel gets without opting in.
   const int64_t wave = info.wave_size;
   while (t.ksplit > 1 && t.groups * t.ksplit * t.rt * t.mt * 4 * wave * 4 > info.shared_static_budget) t.ksplit /= 2;
+  while (t.groups > 1 && t.groups * t.ksplit * t.rt * t.mt * 4 * wave * 4 > info.shared_static_budget) t.groups /= 2;
   while (t.ksplit > 1 && t.ksplit * wave > kMaxBlockThreads) t.ksplit /= 2;
   while (t.groups > 1 && t.groups * t.ksplit * wave > kMaxBlockThreads) t.groups /= 2;
   // The K split across workgroups, for the block the caps above left.
