@@ -53,4 +53,18 @@ gatejit_status_t gatejit_jit_compile(const char *contract_json, uint8_t **out_bl
 
 void gatejit_jit_blob_free(uint8_t *blob) { std::free(blob); }
 
+const char *gatejit_jit_template(const char *contract_json) {
+  if (!contract_json) return nullptr;
+  try {
+    auto parsed = gatejit::contract_from_json_text(contract_json);
+    if (!parsed.ok()) return nullptr;
+    auto c = gatejit::normalize(*parsed);
+    if (!c.ok()) return nullptr;
+    auto kind = gatejit::compiler::planned_template(*c);
+    return kind.ok() ? gatejit::template_name(*kind) : nullptr;
+  } catch (const std::exception &) {
+    return nullptr;
+  }
+}
+
 }  // extern "C"

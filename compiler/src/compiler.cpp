@@ -15,6 +15,7 @@
 #include "llvm_codegen.h"
 #include "model_report.h"
 #include "pipeline.h"
+#include "plan/form_choice.h"
 #include "template_instantiate.h"
 #include "template_library.h"
 
@@ -65,6 +66,12 @@ std::string fingerprint_with(const TuningOverride &tuning) {
   return fp;
 }
 }  // namespace
+
+StatusOr<TemplateKind> planned_template(const Contract &c) {
+  auto choice = choose_template(c);
+  if (!choice.ok()) return choice.status();
+  return choice->kind;
+}
 
 std::string fingerprint() {
   auto tuning = TuningOverride::from_env();
@@ -132,7 +139,8 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
 
   CompiledKernel out;
   KernelBinary &kb = out.binary;
-  kb.key = contract_key(plan->contract);
+  kb.key = contract_key(
+      plan->kind == TemplateKind::kGeneric ? plan->contract : c);  // the contract as asked (form_choice.h: keyed_contract)
   kb.contract_text = canonical_text(plan->contract);
   kb.target = c.target;
   kb.format = target_is_amdgpu(c.target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;

@@ -12,5 +12,10 @@ extern "C" gatejit_status_t gatejit_runtime_attach_jit(gatejit_runtime_t runtime
     if (!compiled.ok()) return compiled.status();
     return std::move(compiled->binary);
   };
+  hook.form = [](const gatejit::Contract &c) -> gatejit::StatusOr<std::string> {
+    auto kind = gatejit::compiler::planned_template(c);
+    if (!kind.ok()) return kind.status();
+    return std::string(gatejit::template_name(*kind));
+  };
   return gatejit::to_c_status(gatejit::runtime_set_jit(runtime, std::move(hook)));
 }

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "gatejit/target_info.h"
-#include "gatejit/template_choice.h"
+#include "plan/form_choice.h"
 #include "plan/forms.h"
 #include "plan/template_params.h"
 
@@ -120,9 +120,6 @@ TuningValues report(const KernelPlan &p) {
 }
 
 StatusOr<KernelPlan> plan_kernel(const Contract &c, const TuningOverride &tuning) {
-  // Every table parses (a plan may read another target's: gfx950_plan=1).
-  for (const TargetInfo &t : target_table())
-    if (auto table = tuning_table(t.target); !table.ok()) return table.status();
   auto choice = choose_template(c);
   if (!choice.ok()) return choice.status();
   KernelPlan p;

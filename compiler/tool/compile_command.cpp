@@ -15,7 +15,7 @@
 #include "disk_cache.h"
 #include "file_io.h"
 #include "gatejit/compiler/compiler.h"
-#include "gatejit/template_choice.h"
+#include "plan/form_choice.h"
 #include "input_echo.h"
 #include "input_limits.h"
 #include "json_input.h"
@@ -49,7 +49,7 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, s
     how = "cache: not used (--no-cache)";
     return compile();
   }
-  auto choice = choose_template(*normalized);
+  auto choice = compiler::choose_template(*normalized);
   if (!choice.ok()) return choice.status();
   auto options = options_from_env();
   if (!options.ok()) return options.status();
@@ -58,7 +58,7 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract, bool no_cache, s
     how = "cache: unavailable (" + cache.status().message() + ")";
     return compile();
   }
-  const std::string key = contract_key(choice->contract);
+  const std::string key = contract_key(compiler::keyed_contract(*normalized, *choice));
   const std::string toolchain = compiler::fingerprint();
   if (options->read_only) {  // load from the cache, never write it
     auto kb = (*cache)->get(cache_key(key, toolchain), key, toolchain);

@@ -25,6 +25,7 @@
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract_json.h"
 #include "gatejit/template_choice.h"
+#include "plan/form_choice.h"
 #include "generic_kernel_set.h"
 #include "input_echo.h"
 #include "input_limits.h"
@@ -110,9 +111,9 @@ StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
   std::vector<Contract> jobs;
   std::set<std::string> seen;
   auto add = [&](const Contract &c) {
-    auto choice = choose_template(c);
+    auto choice = compiler::choose_template(c);
     if (!choice.ok()) return choice.status();
-    if (seen.insert(contract_key(choice->contract)).second) jobs.push_back(c);
+    if (seen.insert(contract_key(compiler::keyed_contract(c, *choice))).second) jobs.push_back(c);
     if (!a.no_generic) {
       Contract g = generic_contract_for(c);
       if (seen.insert(contract_key(g)).second) jobs.push_back(g);

@@ -20,6 +20,7 @@ struct Plugin {
   decltype(&gatejit_status_message) status_message = nullptr;
   decltype(&gatejit_status_code) status_code = nullptr;
   decltype(&gatejit_status_free) status_free = nullptr;
+  decltype(&gatejit_jit_template) form = nullptr;  // optional
 };
 
 bool is_file(const std::string &path) {
@@ -97,6 +98,13 @@ StatusOr<JitHook> load_jit_library(const std::string &path) {
   JitHook hook;
   hook.fingerprint = fingerprint();
   hook.compile = [plugin](const Contract &c) { return compile_through(*plugin, c); };
+  plugin->form = reinterpret_cast<decltype(&gatejit_jit_template)>(::dlsym(handle, "gatejit_jit_template"));
+  if (plugin->form)
+    hook.form = [plugin](const Contract &c) -> StatusOr<std::string> {
+      const char *name = plugin->form(contract_to_json(c).dump().c_str());
+      if (!name) return invalid_argument("the JIT library picks no template for " + canonical_text(c));
+      return std::string(name);
+    };
   log::info("JIT library " + path + " attached (compiler " + hook.fingerprint + ")");
   return hook;
 }

@@ -15,13 +15,10 @@ std::string basename_of(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Dynamic-M buckets: one kernel compiled for m_max = B serves every M <= B.
-// gemv has one (16); mma one per power of two from 16 to 4096: decode
-// batches, and the prefill chunks whose plans (gfx950's tiled shapes and
-// persistent grid, v79) are chosen for their largest M.
-constexpr int64_t kMmaBuckets[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
-
-std::string label(TemplateKind kind) { return std::string("specialised ") + template_name(kind); }
+// Dynamic-M buckets: one kernel compiled for m_max = B serves every M <= B:
+// 16 for decode batches, then powers of two to 4096 for the prefill chunks
+// (whose plans are chosen for their largest M).
+constexpr int64_t kBuckets[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
 
 Contract as_bucket(const Contract &c, TemplateKind kind, int64_t m_max) {
   Contract b = c;
@@ -32,42 +29,53 @@ Contract as_bucket(const Contract &c, TemplateKind kind, int64_t m_max) {
   return b;
 }
 
-// The specialised contracts that can serve `c`, best first: the exact
-// contract, the chosen template's bucket, then (M <= 16) the other template's
-// bucket, so a bundle with either dynamic-M kernel serves every decode M.
-std::vector<std::pair<Contract, std::string>> specialised_candidates(const TemplateChoice &choice) {
-  std::vector<std::pair<Contract, std::string>> out;
-  const Contract &c = choice.contract;
-  out.push_back({c, label(choice.kind)});
-  auto add_bucket = [&](TemplateKind kind, int64_t m_max) {
-    if (c.m_dynamic && c.m_max == m_max && c.template_kind == kind) return;  // the candidate itself
-    out.push_back({as_bucket(c, kind, m_max),
-                   label(kind) + " (dynamic-M bucket, m_max " + std::to_string(m_max) + ")"});
-  };
-  if (choice.kind == TemplateKind::kGemv) {
-    add_bucket(TemplateKind::kGemv, kGemvMaxM);
-    if (mma_available(c.target)) add_bucket(TemplateKind::kMma, kGemvMaxM);
-  } else {
-    // The smallest mma bucket that holds M first (its plan is the nearest);
-    // then, for M > 16, the larger ones: a kernel planned for more rows
-    // still beats the generic fallback by far (a bundle that ships only a
-    // prefill bucket serves every M up to it).
-    // A decode M the mma serves only as a fixed M (gfx950's thin grid rows at
-    // M = 15-16, v84): the 16-buckets in the order a dynamic M would take
-    // them, so the gemv's bucket comes before an mma bucket planned for
-    // any M up to 16 (12.4 µs predicted at N = 1536 against the gemv's 5.7).
-    const bool gemv_bucket_first =
-        c.m_max <= kGemvMaxM && !mma_preferred(c.target, kGemvMaxM, c.n, c.k, c.dtype_weight, /*m_dynamic=*/true);
-    if (gemv_bucket_first) add_bucket(TemplateKind::kGemv, kGemvMaxM);
-    for (int64_t b : kMmaBuckets) {
-      if (c.m_max > b) continue;
-      add_bucket(TemplateKind::kMma, b);
-      if (c.m_max <= kGemvMaxM) {  // decode: the 16-buckets only
-        if (!gemv_bucket_first) add_bucket(TemplateKind::kGemv, kGemvMaxM);
-        break;
-      }
-    }
+// A contract to look up, and what its explanation adds to the kernel's
+// form ("specialised mma" + detail).
+struct Candidate {
+  Contract contract;
+  std::string detail;
+};
+
+// The form a binary records ("template=mma" in its contract text), or "".
+std::string form_of(const KernelBinary &kb) {
+  const std::string tag = " template=";
+  const size_t at = kb.contract_text.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t from = at + tag.size();
+  return kb.contract_text.substr(from, kb.contract_text.find(' ', from) - from);
+}
+
+std::string specialised_label(const std::string &form, const std::string &detail) {
+  return "specialised" + (form.empty() ? std::string() : " " + form) + detail;
+}
+
+// The specialised contracts that can serve `c`, best first. Kernels are
+// found by the contract as asked, whichever form the compiler picked, and
+// then by the same contract naming a template that can serve it (gemv
+// first): bundles that name the form in their keys (written while the
+// runtime decided it, or for a contract that asked for one). First the
+// exact contract, then its dynamic-M buckets: the smallest that holds M;
+// above 16 the larger ones too (a kernel planned for more rows is still far
+// ahead of the generic one); a decode M the 16-bucket only.
+std::vector<Candidate> specialised_candidates(const Contract &c) {
+  std::vector<TemplateKind> keys = {c.template_kind};
+  if (c.template_kind == TemplateKind::kAuto)
+    for (TemplateKind kind : {TemplateKind::kGemv, TemplateKind::kMma})
+      if (!template_refusal(c, kind)) keys.push_back(kind);
+  std::vector<Candidate> out;
+  for (TemplateKind kind : keys) {
+    Contract exact = c;
+    exact.template_kind = kind;
+    out.push_back({exact, ""});
   }
+  for (TemplateKind kind : keys)
+    for (int64_t b : kBuckets) {
+      if (c.m_max > b) continue;
+      if (kind == TemplateKind::kGemv && b > kGemvMaxM) break;
+      if (!(c.m_dynamic && c.m_max == b))
+        out.push_back({as_bucket(c, kind, b), " (dynamic-M bucket, m_max " + std::to_string(b) + ")"});
+      if (c.m_max <= kGemvMaxM) break;  // decode: the 16-bucket only
+    }
   return out;
 }
 
@@ -117,19 +125,25 @@ DiskCache *Resolver::cache() {
   return cache_.get();
 }
 
-StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, const std::string &what) {
+StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, const Describe &describe) {
   const std::string key = contract_key(candidate);
+  // A miss names the template the key does, if any.
+  const std::string what = describe(candidate.template_kind == TemplateKind::kAuto ? ""
+                                                                                    : template_name(candidate.template_kind));
   std::string damaged;  // bundle entries passed over, for the miss message
   {
     std::shared_lock lock(mu_);
     for (size_t i = 0; i < bundles_.size(); ++i) {
       const Bundle *bundle = bundles_[i].get();
       if (!bundle->contains(key)) continue;
-      const std::string where = what + " from " + bundle_origins_[i] + " " + escape_input(basename_of(bundle->path()));
       // Checked even to explain: an entry that fails its checksum or does
       // not decode is never named as the one that would serve.
       auto kb = bundle->find(key);
-      if (kb.ok()) return Resolution{mode == Mode::kExplain ? KernelBinary{} : std::move(*kb), where};
+      if (kb.ok()) {
+        const std::string where =
+            describe(form_of(*kb)) + " from " + bundle_origins_[i] + " " + escape_input(basename_of(bundle->path()));
+        return Resolution{mode == Mode::kExplain ? KernelBinary{} : std::move(*kb), where};
+      }
       log::warn_once(kb.status().message());
       damaged += "; passed over a damaged entry: " + kb.status().message();
     }
@@ -150,7 +164,10 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
     }
     if (!fingerprint.empty()) {
       auto kb = dc->get(cache_key(key, fingerprint), key, fingerprint);
-      if (kb.ok()) return Resolution{std::move(*kb), what + source};
+      if (kb.ok()) {
+        const std::string found = describe(form_of(*kb)) + source;
+        return Resolution{std::move(*kb), found};
+      }
       if (kb.status().code() != StatusCode::kNotFound) log::warn_once("disk cache: " + kb.status().message());
     }
   }
@@ -158,7 +175,7 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
                    unread);
 }
 
-StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const std::string &what) {
+StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const Describe &describe) {
   JitHook hook;
   {
     std::shared_lock lock(mu_);
@@ -166,13 +183,20 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const s
   }
   if (!hook.compile) return not_found("JIT not attached (the compiler library is not linked in)");
   if (options_.disable_jit) return not_found("JIT disabled (GATEJIT_DISABLE_JIT=1 or disable_jit)");
-  if (mode == Mode::kExplain) return Resolution{{}, what + " compiled by the JIT (not in any bundle or the cache)"};
+  if (mode == Mode::kExplain) {
+    // The form the compiler would pick, where the hook can say without compiling.
+    std::string form;
+    if (hook.form)
+      if (auto f = hook.form(candidate); f.ok()) form = *f;
+    return Resolution{{}, describe(form) + " compiled by the JIT (not in any bundle or the cache)"};
+  }
   const std::string key = contract_key(candidate);
   log::info("JIT compile " + canonical_text(candidate));
   DiskCache *dc = options_.cache.read_only ? nullptr : cache();
   if (!dc) {
     auto kb = hook.compile(candidate);
     if (!kb.ok()) return kb.status();
+    const std::string what = describe(form_of(*kb));
     return Resolution{std::move(*kb), what + " compiled by the JIT (not cached)"};
   }
   bool hit = false;
@@ -180,6 +204,7 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const s
   auto kb = dc->get_or_compile(cache_key(key, hook.fingerprint), key, hook.fingerprint,
                                [&] { return hook.compile(candidate); }, &hit, &stored);
   if (!kb.ok()) return kb.status();
+  const std::string what = describe(form_of(*kb));
   // Recorded once the entry is on disk, so a runtime without the compiler can find it.
   if (hit || stored.ok())
     if (Status s = record_toolchain(*dc, hook.fingerprint); !s.ok()) log::warn_once("disk cache: " + s.message());
@@ -189,30 +214,33 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const s
 }
 
 StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
-  auto choice = choose_template(c);
-  if (!choice.ok()) return choice.status();
+  if (Status s = check_requested_template(c); !s.ok()) return s;
+  // The generic kernel where the contract asks for it or no specialised
+  // template can serve it; else the specialised kernel, whichever form.
+  std::optional<std::string> refusal;
+  if (c.template_kind == TemplateKind::kGeneric) refusal = "requested by the contract";
+  else if (c.template_kind == TemplateKind::kAuto) refusal = specialised_refusal(c);
   std::vector<std::string> misses;
-  if (choice->kind != TemplateKind::kGeneric) {
-    const auto candidates = specialised_candidates(*choice);
-    for (const auto &[candidate, what] : candidates) {
-      auto r = lookup(candidate, mode, what);
+  if (!refusal) {
+    const std::vector<Candidate> candidates = specialised_candidates(c);
+    for (const Candidate &candidate : candidates) {
+      const std::string detail = candidate.detail;
+      auto r = lookup(candidate.contract, mode, [&](const std::string &form) { return specialised_label(form, detail); });
       if (r.ok()) return r;
       misses.push_back(r.status().message());
     }
-    auto r = jit(candidates.front().first, mode, candidates.front().second);
+    auto r = jit(candidates.front().contract, mode, [](const std::string &form) { return specialised_label(form, ""); });
     if (r.ok()) return r;
     if (r.status().code() != StatusCode::kNotFound) return r.status();  // a real compile error
     misses.push_back(r.status().message());
   }
   const Contract generic = generic_contract_for(c);
-  const std::string why = choice->kind == TemplateKind::kGeneric
-                              ? choice->reason.substr(choice->reason.find(':') + 2)
-                              : "no specialised kernel available";
-  const std::string what = "generic (" + why + ")";
-  auto r = lookup(generic, mode, what);
+  const std::string what = "generic (" + refusal.value_or("no specialised kernel available") + ")";
+  const Describe generic_label = [&](const std::string &) { return what; };
+  auto r = lookup(generic, mode, generic_label);
   if (r.ok()) return r;
   misses.push_back(r.status().message());
-  r = jit(generic, mode, what);
+  r = jit(generic, mode, generic_label);
   if (r.ok() || r.status().code() != StatusCode::kNotFound) return r;
   misses.push_back(r.status().message());
   std::string message = "no kernel can serve " + canonical_text(c) + ":";
@@ -224,7 +252,7 @@ StatusOr<Resolution> Resolver::resolve(const Contract &c) {
   // Recorded whatever the outcome (a contract no kernel serves yet is what
   // the next bundle needs), unless no template takes it: precompile would
   // refuse it.
-  if (options_.recorder && choose_template(c).ok()) options_.recorder->record(c);
+  if (options_.recorder && check_requested_template(c).ok()) options_.recorder->record(c);
   return run(c, Mode::kResolve);
 }
 

@@ -1,11 +1,12 @@
 // Resolution: which kernel serves a contract, in this order:
 //   loaded bundles -> disk cache -> JIT (when attached and not disabled)
 //   -> the generic kernel (from the same three sources) -> "unsupported".
-// The specialised candidates are the exact contract and, for M <= 16, the
-// dynamic-M gemv bucket (m_max = 16), so one precompiled kernel can serve
-// every decode batch size.
+// The specialised candidates are the contract as asked and its dynamic-M
+// buckets, so one precompiled kernel can serve every decode batch size,
+// whichever form the compiler picked for it (the runtime never decides it).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -55,8 +56,11 @@ class Resolver {
   enum class Mode { kResolve, kExplain };
   StatusOr<Resolution> run(const Contract &c, Mode mode);
   // One candidate through bundles and cache; nullopt-like NotFound on miss.
-  StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const std::string &what);
-  StatusOr<Resolution> jit(const Contract &candidate, Mode mode, const std::string &what);
+  // What a kernel of the form ("gemv", "mma"; "" unknown) is called in
+  // explanations ("specialised mma (dynamic-M bucket, m_max 64)").
+  using Describe = std::function<std::string(const std::string &form)>;
+  StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const Describe &describe);
+  StatusOr<Resolution> jit(const Contract &candidate, Mode mode, const Describe &describe);
 
   ResolverOptions options_;
   mutable std::shared_mutex mu_;

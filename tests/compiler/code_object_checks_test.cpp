@@ -25,6 +25,7 @@
 #include "gatejit/kernel_abi.h"
 #include "gatejit/kernel_binary.h"
 #include "gatejit/template_choice.h"
+#include "plan/form_choice.h"
 
 namespace gatejit {
 namespace {
@@ -427,9 +428,9 @@ TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
   // (amdgpu-waves-per-eu's minimum = the 8 waves a SIMD it places). Without
   // it LLVM unrolled the K loop into 68 (K = 8192) to 100 (K = 16384) VGPRs
   // and the occupancy gate failed (v87 then kept the split). A grid row of
-  // more than kThinMostRowsPastK rows (M = 24: 8) keeps the split there:
+  // more than the thin rule's most_rows_past_k rows (M = 24: 8) keeps the split there:
   // too little weight in flight. So does K = 9216 (an odd count of steps a
-  // wave, UNROLL 1: thin_rows_serve_k).
+  // wave, UNROLL 1: not a K the thin rule serves).
   for (const auto &[m, k] : std::vector<std::pair<int64_t, int64_t>>{
            {17, 8192}, {18, 8192}, {24, 8192}, {17, 16384}, {32, 8192}, {17, 9216}}) {  // (M = 16: the gemv, v99)
     SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k));
@@ -438,7 +439,8 @@ TEST(Gfx950Plan, ThinGridRowsWhereSixteenRowBlocksLeaveCusIdle) {
     auto lk = compiler::compile(long_k);
     ASSERT_TRUE(lk.ok()) << lk.status().to_string();
     const nlohmann::json &t = lk->report["tuning"];
-    const bool thin = (m + 2) / 3 <= kThinMostRowsPastK && thin_rows_serve_k(k);
+    const bool thin = compiler::thin_rows_hold(Target::kGfx950, k, m, 3) &&
+                      compiler::thin_grid_rows(Target::kGfx950, 1536, k) == 3;
     EXPECT_EQ(t.value("SPLITS", 0) == 1, thin) << t.dump();
     if (thin) {
       EXPECT_EQ(t.value("M_STRIDE", 0), (m + 2) / 3) << t.dump();

@@ -31,12 +31,23 @@ Contract normalized(int64_t m, int64_t ld_weight = 0) {
   return *normalize(c);
 }
 
-// What the compiler would produce for `c`, with placeholder code bytes.
+// The form a compiler picks for `c` in these tests: sm_90's crossover at N =
+// 4096, the gemv at M = 1 and the mma from M = 2 (a contract that names a
+// template keeps it). The runtime never decides it: it reads it from the
+// kernel's contract text, or asks the JIT hook.
+TemplateKind fake_form(const Contract &c) {
+  if (c.template_kind != TemplateKind::kAuto) return c.template_kind;
+  return c.m_max >= 2 ? TemplateKind::kMma : TemplateKind::kGemv;
+}
+
+// What the compiler would produce for `c`, with placeholder code bytes:
+// keyed by the contract as asked, its text naming the form it took.
 KernelBinary binary_for(const Contract &c, const std::string &toolchain, const std::string &tag) {
-  const TemplateChoice choice = *choose_template(c);
+  Contract compiled = c;
+  compiled.template_kind = fake_form(c);
   KernelBinary kb;
-  kb.key = contract_key(choice.contract);
-  kb.contract_text = canonical_text(choice.contract);
+  kb.key = contract_key(c);
+  kb.contract_text = canonical_text(compiled);
   kb.target = c.target;
   kb.format = target_is_amdgpu(c.target) ? BinaryFormat::kHsaco : BinaryFormat::kPtx;
   kb.symbol = "gatejit_" + tag;
@@ -57,11 +68,8 @@ Contract bucket(const Contract &c, TemplateKind kind, int64_t m_max) {
   return b;
 }
 
-// The 16-bucket of the template `c` is given.
-Contract bucket_of(const Contract &c) {
-  const Contract chosen = choose_template(c)->contract;
-  return bucket(chosen, chosen.template_kind, kGemvMaxM);
-}
+// The 16-bucket of `c` as asked.
+Contract bucket_of(const Contract &c) { return bucket(c, c.template_kind, kGemvMaxM); }
 
 class ResolverTest : public ::testing::Test {
  protected:
@@ -92,7 +100,8 @@ class ResolverTest : public ::testing::Test {
                      ++compiles_;
                      return binary_for(c, kToolchain, "jit");
                    },
-                   kToolchain};
+                   kToolchain,
+                   [](const Contract &c) -> StatusOr<std::string> { return std::string(template_name(fake_form(c))); }};
   }
 
   static constexpr const char *kToolchain = "test-toolchain/1";
@@ -106,7 +115,8 @@ TEST_F(ResolverTest, NothingAvailableIsUnsupportedAndSaysWhatWasTried) {
   ASSERT_FALSE(res.ok());
   EXPECT_EQ(res.status().code(), StatusCode::kUnsupported);
   const std::string &m = res.status().message();
-  EXPECT_NE(m.find("specialised gemv: not in 0 bundle(s)"), std::string::npos) << m;
+  EXPECT_NE(m.find("specialised: not in 0 bundle(s)"), std::string::npos) << m;  // the form unknown: no compiler
+  EXPECT_NE(m.find("specialised gemv: not in 0 bundle(s)"), std::string::npos) << m;  // the gemv's own key
   EXPECT_NE(m.find("JIT not attached"), std::string::npos) << m;
   EXPECT_NE(m.find("generic"), std::string::npos) << m;
 }
@@ -123,12 +133,11 @@ TEST_F(ResolverTest, BundleServesTheSpecialisedKernel) {
   EXPECT_EQ(*r.explain(normalized(1)), "specialised gemv from bundle kernels.gjb");
 }
 
-// The mma buckets: the smallest power of two from 16 to 4096 that holds M,
-// then (M > 16) the larger ones; an M <= 16 call also takes the other
-// template's 16-bucket (a bundle with either dynamic-M kernel serves every
-// decode M).
+// The buckets: the smallest power of two from 16 to 4096 that holds M, then
+// (M > 16) the larger ones; whichever form the compiler gave the bucket (here
+// the mma's, as for the M = 2 it stands for), it serves every M it holds.
 TEST_F(ResolverTest, MmaBucketsServeBatchM) {
-  auto mma_bucket = [](int64_t m_max) { return bucket(normalized(2), TemplateKind::kMma, m_max); };
+  auto mma_bucket = [](int64_t m_max) { return bucket(normalized(2), TemplateKind::kAuto, m_max); };
   Resolver r(options(/*disable_jit=*/true));
   ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(mma_bucket(64), "x", "b64"),
                                                   binary_for(mma_bucket(16), "x", "b16")}))
@@ -136,7 +145,7 @@ TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   auto res = r.resolve(normalized(40));
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 64) from bundle b.gjb");
-  // M = 1 picks gemv at this N, but the mma 16-bucket serves it when no gemv kernel is there.
+  // M = 1 would take the gemv at this N, but the 16-bucket (an mma) serves it.
   res = r.resolve(normalized(1));
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised mma (dynamic-M bucket, m_max 16) from bundle b.gjb");
@@ -165,18 +174,19 @@ TEST_F(ResolverTest, MmaBucketsServeBatchM) {
   EXPECT_EQ(past.status().message().find("dynamic-M bucket"), std::string::npos) << past.status().message();
 }
 
-// gfx950 at a fixed M = 16 (N = 2048, K = 7168; N = 1536 since v99 takes
-// the gemv) takes the mma's thin grid rows (v84), which only a fixed M
-// gets; without that exact kernel, the gemv's 16-bucket comes before the
-// mma's, whose plan is for any M up to 16 (v87; before, the mma bucket won).
-TEST_F(ResolverTest, FixedDecodeMmaPrefersTheGemvBucketToTheMmas) {
+// Bundles whose keys name the template (written while the runtime decided
+// the form, or for a contract that asked for one) still serve: after the
+// contract as asked and its buckets, the gemv's keys, then the mma's. gfx950
+// at a fixed M = 16 (N = 2048) compiles to the mma's thin grid rows, which
+// only that fixed M gets; without the exact kernel the gemv's 16-bucket
+// serves, before the mma's planned for any M up to 16.
+TEST_F(ResolverTest, BundlesKeyedByTheirTemplateStillServe) {
   Contract c;
   c.target = Target::kGfx950;
   c.m = 16;
   c.n = 2048;
   c.k = 7168;
   const Contract fixed = *normalize(c);
-  ASSERT_EQ(choose_template(fixed)->kind, TemplateKind::kMma);
   Resolver r(options(/*disable_jit=*/true));
   ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(bucket(fixed, TemplateKind::kMma, kGemvMaxM), "x", "m16"),
                                                   binary_for(bucket(fixed, TemplateKind::kGemv, kGemvMaxM), "x", "g16")}))
@@ -184,11 +194,19 @@ TEST_F(ResolverTest, FixedDecodeMmaPrefersTheGemvBucketToTheMmas) {
   auto res = r.resolve(fixed);
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised gemv (dynamic-M bucket, m_max 16) from bundle b.gjb");
-  // The exact kernel, where the bundle has it, still comes first.
+  // The exact kernel keyed by its template comes before any bucket of the gemv's.
+  Contract as_mma = fixed;
+  as_mma.template_kind = TemplateKind::kMma;
+  ASSERT_TRUE(r.add_bundle(write_bundle("old.gjb", {binary_for(as_mma, "x", "thin-old")})).ok());
+  res = r.resolve(fixed);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma from bundle old.gjb");
+  // And the exact kernel keyed by the contract as asked comes first of all.
   ASSERT_TRUE(r.add_bundle(write_bundle("x.gjb", {binary_for(fixed, "x", "thin")})).ok());
   res = r.resolve(fixed);
   ASSERT_TRUE(res.ok()) << res.status().message();
   EXPECT_EQ(res->explanation, "specialised mma from bundle x.gjb");
+  EXPECT_EQ(res->binary.symbol, "gatejit_thin");
 }
 
 TEST_F(ResolverTest, DynamicBucketServesOtherM) {

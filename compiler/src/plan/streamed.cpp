@@ -7,6 +7,7 @@
 
 #include "gatejit/target_info.h"
 #include "gatejit/template_choice.h"
+#include "plan/form_choice.h"
 #include "plan/forms.h"
 #include "plan/fragment.h"
 #include "plan/grid_facts.h"
@@ -54,14 +55,17 @@ int64_t k_splits(const Contract &c, const StreamedSchedule &t, int64_t min_split
   return std::max(std::min(splits, held / tiles), std::min(min_splits, splits));
 }
 
-// The grid rows a fixed M of 15-32 (16-bit weights) is cut into where its
-// 16-row blocks of one column tile leave CUs idle (the loader's thin grid
-// rows: template_choice.h), or 0.
+// The grid rows a fixed M (16-bit weights, in the table's thin_rows range)
+// is cut into where its 16-row blocks of one column tile leave CUs idle
+// (form_choice.h), or 0.
 int64_t thin_rows_of(const Contract &c) {
-  if (c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 || c.m_max < kThinDecodeFromM || c.m_max > 32) return 0;
-  if (c.m_max <= kGemvMaxM && !thin_decode(c.target, c.n, c.k)) return 0;  // the loader's gemv rows
+  const int64_t from = thin_rows_from_m(c.target);
+  if (from == 0 || c.m_dynamic || c.dtype_weight == DType::kFP8E4M3 || c.m_max < from ||
+      c.m_max > thin_rows_most_m(c.target))
+    return 0;
+  if (c.m_max <= kGemvMaxM && !thin_decode(c.target, c.n, c.k)) return 0;  // the gemv serves the decode M
   const int64_t rows = thin_grid_rows(c.target, c.n, c.k);
-  if (!thin_rows_hold(c.k, c.m_max, rows)) return 0;
+  if (!thin_rows_hold(c.target, c.k, c.m_max, rows)) return 0;
   return rows > ceil_div(c.m_max, 16) ? rows : 0;
 }
 

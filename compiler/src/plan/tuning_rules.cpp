@@ -6,6 +6,14 @@ namespace gatejit::compiler {
 
 std::span<const RuleSpec> rule_specs() {
   static const RuleSpec kRules[] = {
+      // form_choice.cpp: whether the mma serves a contract rather than the gemv.
+      {"form", {"mma"}, {"wide_n", "thin_decode"}, true},
+      // form_choice.cpp: gfx9's thin grid rows (M and K they serve, how many).
+      {"thin_rows",
+       {"most_rows", "most_k", "most_k_pinned", "pinned_k_multiple", "most_rows_past_k", "decode_from_m",
+        "decode_min_k", "most_m"},
+       {},
+       false},
       // gemv.cpp: weight rows a wave, loads in flight, K split over waves.
       {"gemv", {"rows", "unroll", "ksplit", "weights_first"}, {"fill_rows"}, true},
       // streamed.cpp: the register-streamed mma's blocks and K split.

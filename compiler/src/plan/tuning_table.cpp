@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 
+#include "gatejit/target_info.h"
+
 namespace gatejit::compiler {
 namespace {
 
@@ -184,6 +186,12 @@ const Choice &TuningTable::choose(std::string_view rule, const Contract &c, cons
 
 bool TuningTable::has_rule(std::string_view rule) const {
   return std::any_of(rows_.begin(), rows_.end(), [&](const TuningRow &r) { return r.rule == rule; });
+}
+
+Status tuning_tables_ok() {
+  for (const TargetInfo &info : target_table())
+    if (auto table = tuning_table(info.target); !table.ok()) return table.status();
+  return Status::Ok();
 }
 
 StatusOr<const TuningTable *> tuning_table(Target t) {

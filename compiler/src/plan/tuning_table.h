@@ -94,6 +94,9 @@ class TuningTable {
 
 // The embedded table of `t` (compiler/tuning/<name>.tsv), parsed once.
 StatusOr<const TuningTable *> tuning_table(Target t);
+// Every target's table parses (a plan may read another target's:
+// gfx950_plan=1): checked before any planning reads one.
+Status tuning_tables_ok();
 
 // The tables as the build embeds them (cmake/embed_tuning.cmake); the
 // fingerprint hashes their files.

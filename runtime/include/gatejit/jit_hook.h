@@ -15,6 +15,9 @@ namespace gatejit {
 struct JitHook {
   std::function<StatusOr<KernelBinary>(const Contract &)> compile;
   std::string fingerprint;
+  // The template the compiler picks for a contract ("gemv", "mma",
+  // "generic"), without compiling: what explain names. Optional.
+  std::function<StatusOr<std::string>(const Contract &)> form;
 };
 
 Status runtime_set_jit(gatejit_runtime_t runtime, JitHook hook);

@@ -37,6 +37,11 @@ const char *gatejit_jit_fingerprint(void);
 gatejit_status_t gatejit_jit_compile(const char *contract_json, uint8_t **out_blob, size_t *out_size);
 void gatejit_jit_blob_free(uint8_t *blob);
 
+/* The template the compiler picks for one normalised contract given as JSON
+ * ("gemv", "mma" or "generic"; static storage), without compiling; NULL where
+ * the contract is refused. Optional: a runtime explains without it. */
+const char *gatejit_jit_template(const char *contract_json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,4 +36,8 @@ StatusOr<std::string> emit_stage(const Contract &c, Stage stage);
 // and the GATEJIT_MMA_TUNING override (its canonical text).
 std::string fingerprint();
 
+// The template the compiler picks for a normalised contract (gemv, mma or
+// generic), without compiling: the form decision is the compiler's alone.
+StatusOr<TemplateKind> planned_template(const Contract &c);
+
 }  // namespace gatejit::compiler
