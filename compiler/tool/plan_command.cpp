@@ -64,7 +64,8 @@ Runner add_plan_command(CLI::App &app) {
   auto a = std::make_shared<PlanArgs>();
   auto *cmd = app.add_subcommand("plan", "print the planner's decisions for a contract without compiling it");
   a->flags.add_to(cmd);
-  cmd->add_flag("--json", a->json, "print one JSON object: template, form, reason, grid, waves, tuning, plan facts");
+  cmd->add_flag("--json", a->json,
+                "print one JSON object: template, form, reason, the typed schedule, grid, waves, tuning, plan facts");
   cmd->add_option("--table", a->table,
                   "plan every row of a golden plan table (tests/compiler/plan_golden/*.tsv) again and print it");
   cmd->add_flag("--write", a->write, "with --table: write the table back in place");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compiler_test_support.h"
 #include "plan/plan_table.h"
 
 namespace gatejit::compiler {
@@ -71,6 +72,28 @@ TEST(PlanGolden, ABadContractColumnNamesTheLineAndTheKey) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("line 2"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("bogus"), std::string::npos) << r.status().message();
+}
+
+// `gatejit plan --json`: the schedule without compiling, on every target,
+// as the golden rows see it; a bad contract is a usage error naming it.
+TEST(PlanCommand, PrintsTheTypedScheduleForEveryTarget) {
+  testing_support::TempDir dir;
+  const struct {
+    const char *target, *form;
+  } cases[] = {{"gfx950", "tiled"}, {"sm_90", "tiled"}, {"gfx942", "generic"}};
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.target);
+    const auto r = testing_support::gatejit_cli(dir, std::string("plan --target ") + c.target +
+                                                         " --m 96 --n 1536 --k 7168 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("target"), c.target);
+    EXPECT_EQ(j.at("schedule").at("form"), c.form);
+    EXPECT_FALSE(fs::exists(dir / "cache")) << "plan compiles nothing";
+  }
+  const auto bad = testing_support::gatejit_cli(dir, "plan --target gfx950 --m 4 --n 1536 --k 0 --json");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.err.find("k = 0"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -22,6 +22,55 @@ nlohmann::json tuning_values(const KernelPlan &p) {
 
 std::string joined(const std::array<uint32_t, 3> &v) { return fmt::format("{},{},{}", v[0], v[1], v[2]); }
 
+// The typed schedule, field by field (plan/schedule.h).
+nlohmann::json schedule_json(const Schedule &s) {
+  nlohmann::json form = std::visit(
+      [](const auto &f) -> nlohmann::json {
+        using S = std::decay_t<decltype(f)>;
+        if constexpr (std::is_same_v<S, GemvSchedule>) {
+          return {{"form", "gemv"}, {"rows", f.rows}, {"unroll", f.unroll}, {"ksplit", f.ksplit}, {"part", f.part},
+                  {"weights_first", f.weights_first}};
+        } else if constexpr (std::is_same_v<S, StreamedSchedule>) {
+          return {{"form", "streamed"}, {"tile_w", f.tile_w},   {"rt", f.rt},           {"mt", f.mt},
+                  {"ksplit", f.ksplit}, {"vecs", f.vecs},       {"unroll", f.unroll},   {"groups", f.groups},
+                  {"m_stride", f.m_stride}, {"splits", f.splits}, {"poll", f.poll},     {"grid_resident", f.grid_resident},
+                  {"piece_width", f.piece_width}, {"weight_run_load", f.weight_run_load}};
+        } else if constexpr (std::is_same_v<S, TiledSchedule>) {
+          return {{"form", "tiled"},
+                  {"bn", f.bn},
+                  {"bm", f.bm},
+                  {"bk", f.bk},
+                  {"warps_n", f.warps_n},
+                  {"waves", f.waves},
+                  {"stages", f.stages},
+                  {"splits", f.splits},
+                  {"blocks_per_cu", f.blocks_per_cu},
+                  {"wgmma", f.wgmma},
+                  {"tma", f.tma},
+                  {"wgmma_pending", f.wgmma_pending},
+                  {"accs", f.accs},
+                  {"persistent_workgroups", f.persistent_workgroups},
+                  {"tile_group_m", f.tile_group_m},
+                  {"split_round", f.split_round},
+                  {"poll", f.poll},
+                  {"poll_rounds", f.poll_rounds},
+                  {"refill_always", f.refill_always},
+                  {"drain", f.drain},
+                  {"epi_staged", f.epi_staged},
+                  {"epi_attn_early", f.epi_attn_early},
+                  {"epi_parts", f.epi_parts},
+                  {"gfx950_loop", f.gfx950_loop}};
+        } else {
+          return {{"form", "generic"}};
+        }
+      },
+      s.form);
+  if (std::holds_alternative<GemvSchedule>(s.form) || std::holds_alternative<StreamedSchedule>(s.form))
+    form["attn"] = {{"at", s.attn.at}, {"prefetch", s.attn.prefetch}};
+  if (s.waves.max > 0) form["waves_per_simd"] = {{"min", s.waves.min}, {"max", s.waves.max}, {"pinned", s.waves.pinned}};
+  return form;
+}
+
 }  // namespace
 
 nlohmann::json plan_json(const KernelPlan &p) {
@@ -37,6 +86,7 @@ nlohmann::json plan_json(const KernelPlan &p) {
                       {"workgroup_size", {p.geometry.block_x, 1, 1}},
                       {"grid", p.geometry.launch_grid(c.n, m)},
                       {"tiles", {p.geometry.grid_x(c.n), p.geometry.grid_y(m), p.geometry.grid_z()}},
+                      {"schedule", schedule_json(p.schedule)},
                       {"tuning", tuning_values(p)},
                       {"plan_facts", plan_facts_json(p.facts)}};
   if (p.schedule.waves.max > 0) j["waves_per_simd"] = {p.schedule.waves.min, p.schedule.waves.max};

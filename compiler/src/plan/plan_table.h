@@ -11,7 +11,8 @@
 
 namespace gatejit::compiler {
 
-// The plan's decisions: form, template, grid, waves, tuning, facts.
+// The plan's decisions: form, template, its typed schedule, grid, waves,
+// tuning, facts.
 nlohmann::json plan_json(const KernelPlan &plan);
 
 // A table's contract column ("target=gfx950 m=64 n=1536 k=7168
