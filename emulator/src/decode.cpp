@@ -566,6 +566,19 @@ Inst parse_inst(const Raw &raw, Target target, Program &p, std::unordered_map<st
 
 }  // namespace
 
+StatusOr<std::vector<CodeInstruction>> disassemble_code_object(std::span<const uint8_t> code_object) {
+  auto co = parse_code_object(code_object);
+  if (!co.ok()) return co.status();
+  auto raw = disassemble(*co, 0);
+  if (!raw.ok()) return raw.status();
+  const CodeObject::Segment *seg = nullptr;
+  for (const auto &s : co->segments)
+    if (co->text_vaddr >= s.vaddr && co->text_vaddr + co->text_bytes <= s.vaddr + s.file_bytes) seg = &s;
+  std::vector<CodeInstruction> out;
+  for (const Raw &r : *raw) out.push_back({seg->file_offset + (r.address - seg->vaddr), r.size, r.text});
+  return out;
+}
+
 uint32_t Program::index_at(uint64_t address) const {
   auto it = index_of.find(address);
   if (it == index_of.end()) {

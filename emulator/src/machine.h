@@ -50,6 +50,10 @@ struct Wave {
   uint64_t hwreg_mode = 0;   // the MODE register's bits as s_getreg sees them
   FloatMode mode;
   WaitTracker *waits = nullptr;
+  // Spin detection: the loop this wave last branched back to, how often in a
+  // row with no write by any wave, and whether its state stopped changing.
+  uint32_t loop_target = ~0u, loop_branch = 0, loop_repeats = 0;
+  uint64_t loop_epoch = 0, loop_hash = 0, spin_epoch = ~0ull;
   uint8_t *scratch = nullptr;  // private segment: lane l's bytes at scratch + l * private_bytes
   // Work space for DPP / SDWA sources and results.
   alignas(64) uint32_t tmp[4][64];
