@@ -58,8 +58,8 @@ StatusOr<emulator::RunOptions> run_options(const EmulateArgs &a) {
   return o;
 }
 
-// The kernel to run when it comes from a file; nullopt-like empty code when
-// the contract is to be compiled.
+// The kernel to run when it comes from a file: a bundle entry, a disk-cache
+// entry, or a bare code object with the plan's launch shape.
 StatusOr<KernelBinary> kernel_from_files(const EmulateArgs &a, const Contract &contract) {
   if (!a.bundle.empty()) {
     auto bytes = read_file(a.bundle, limits::kBundleBytes);
@@ -104,6 +104,15 @@ const Category kCategories[] = {
     {"s_nop", [](const std::string &m) { return m == "s_nop"; }},
 };
 
+// "v_add_f32_e32" -> "v_add_f32": the encoding suffix off.
+std::string without_encoding(std::string m) {
+  for (const char *suffix : {"_e32", "_e64", "_dpp", "_sdwa"}) {
+    const size_t n = std::strlen(suffix);
+    if (m.size() > n && m.compare(m.size() - n, n, suffix) == 0) return m.substr(0, m.size() - n);
+  }
+  return m;
+}
+
 void print_counts(const emulator::GateRunReport &r, const KernelBinary &kb, bool all_waves) {
   std::vector<uint64_t> per_wave;
   uint64_t total = 0;
@@ -131,21 +140,11 @@ void print_counts(const emulator::GateRunReport &r, const KernelBinary &kb, bool
   std::cout << "  by kind (dynamic per wave, mean | static in the code object):\n";
   for (const Category &c : kCategories) {
     uint64_t dyn = 0, stat = 0;
-    for (const auto &[m, n] : dynamic) {
-      std::string base = m;
-      for (const char *suffix : {"_e32", "_e64", "_dpp", "_sdwa"})
-        if (base.size() > std::strlen(suffix) && base.substr(base.size() - std::strlen(suffix)) == suffix)
-          base = base.substr(0, base.size() - std::strlen(suffix));
-      if (c.match(base)) dyn += n;
-    }
+    for (const auto &[m, n] : dynamic)
+      if (c.match(without_encoding(m))) dyn += n;
     if (histogram.is_object())
-      for (const auto &[m, n] : histogram.items()) {
-        std::string base = m;
-        for (const char *suffix : {"_e32", "_e64", "_dpp", "_sdwa"})
-          if (base.size() > std::strlen(suffix) && base.substr(base.size() - std::strlen(suffix)) == suffix)
-            base = base.substr(0, base.size() - std::strlen(suffix));
-        if (c.match(base) && n.is_number()) stat += n.get<uint64_t>();
-      }
+      for (const auto &[m, n] : histogram.items())
+        if (c.match(without_encoding(m)) && n.is_number()) stat += n.get<uint64_t>();
     std::cout << fmt::format("    {:<14} {:>10.1f} | {}\n", c.name, double(dyn) / double(per_wave.size()), stat);
   }
 }

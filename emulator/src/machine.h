@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inst.h"
+#include "numeric.h"
 
 namespace gatejit::emulator {
 
@@ -166,27 +167,6 @@ inline Src64 vsrc64(Wave &w, const Operand &o, uint64_t sign, int slot) {
     if (o.neg) s.xorm = sign;
   }
   return s;
-}
-
-inline float f32(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-inline uint32_t bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-inline double f64(uint64_t b) {
-  double d;
-  std::memcpy(&d, &b, 8);
-  return d;
-}
-inline uint64_t bits(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, 8);
-  return b;
 }
 
 // A register list's text, for messages ("v[4:7]").

@@ -15,23 +15,12 @@
 #include <functional>
 #include <string>
 
+#include "emulate/tuning_scope.h"
 #include "gatejit/emulator/gate_run.h"
 
 namespace gatejit::emulator {
 namespace {
 
-class TuningScope {
- public:
-  explicit TuningScope(const char *tuning) : on_(tuning != nullptr) {
-    if (on_) setenv("GATEJIT_MMA_TUNING", tuning, 1);
-  }
-  ~TuningScope() {
-    if (on_) unsetenv("GATEJIT_MMA_TUNING");
-  }
-
- private:
-  bool on_;
-};
 
 Contract contract(int64_t m, int64_t n, int64_t k, DType d = DType::kBF16) {
   Contract c;
