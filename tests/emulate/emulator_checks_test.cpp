@@ -2,7 +2,8 @@
 // that each check can fail:
 //  - the K-split meetings (by poll and by arrival, streamed and tiled) and
 //    the fp8-out band meeting give the reference's results in every arrival
-//    order (round-robin, reverse, seeded random) and in cross-XCD mode;
+//    order (round-robin, reverse, seeded random) and in cross-XCD mode, and
+//    leave their module state ready for the next launch;
 //  - seeded defects, each caught with a message naming the problem: an
 //    s_waitcnt removed, a barrier removed between an LDS write and its read,
 //    a DPP control changed, the MFMA's A and B lane maps crossed, a K-split
@@ -61,6 +62,10 @@ struct Order {
   bool xcd;
 };
 
+// gtest prints parameters with these (instead of a byte dump).
+void PrintTo(const Meeting &m, std::ostream *os) { *os << m.name; }
+void PrintTo(const Order &o, std::ostream *os) { *os << o.name; }
+
 class MeetingOrders : public ::testing::TestWithParam<std::tuple<Meeting, Order>> {};
 
 TEST_P(MeetingOrders, MatchReference) {
@@ -92,6 +97,26 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param).name;
     });
 
+// A meeting's module state (the K split's workspace, which reads zero
+// between launches; the fp8 out's group counters) is left ready for the
+// next launch: three launches of one loaded module, fresh inputs each time.
+TEST(ModuleState, MeetingsLeaveTheirStateForTheNextLaunch) {
+  for (const Meeting &m : meetings()) {
+    SCOPED_TRACE(m.name);
+    TuningScope tuning(m.tuning);
+    EmulatedGpu gpu(Target::kGfx950);
+    GateRunRequest r;
+    r.contract = m.contract;
+    r.launches = 3;
+    r.options.cross_xcd = true;
+    auto report = run_gate(gpu, r);
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    EXPECT_EQ(report->launches.size(), 3u);
+    EXPECT_TRUE(report->passed()) << report->mismatches << " mismatches of " << report->checked << ": "
+                                  << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
+  }
+}
+
 // ---- seeded defects ----
 
 // Rewrites every instruction of `kb` for which `edit` returns true (it may
@@ -121,7 +146,8 @@ void nop_out(const CodeInstruction &in, uint8_t *bytes) {
   for (uint32_t i = 0; i < in.size; i += 4) std::memcpy(bytes + i, &kSNop, 4);
 }
 
-StatusOr<GateRunReport> run_seeded(const KernelBinary &kb, const Contract &c, RunOptions options = {}) {
+StatusOr<GateRunReport> run_seeded(const KernelBinary &kb, const Contract &c, RunOptions options = {},
+                                   int launches = 1) {
   EmulatedGpu gpu(c.target);
   GateRunRequest r;
   r.contract = c;
@@ -129,6 +155,7 @@ StatusOr<GateRunReport> run_seeded(const KernelBinary &kb, const Contract &c, Ru
   r.binary = &kb;
   r.seed = 5;
   r.options = options;
+  r.launches = launches;
   return run_gate(gpu, r);
 }
 
@@ -245,6 +272,29 @@ TEST(SeededDefects, SplitMeetingWithoutReleaseIsAStaleRead) {
   ASSERT_FALSE(report.ok()) << "the missing release was not caught";
   EXPECT_NE(report.status().message().find("cross-XCD stale read"), std::string::npos) << report.status().message();
   EXPECT_NE(report.status().message().find("has not released"), std::string::npos) << report.status().message();
+}
+
+TEST(SeededDefects, WorkspaceLeftDirtySpoilsTheNextLaunch) {
+  // The K split met by poll, with the last split's zeroing of the words it
+  // read removed: the next launch's poll finds the last launch's partials.
+  const Contract c = contract(64, 1536, 2048);
+  auto kb = compile_cached(c);
+  ASSERT_TRUE(kb.ok()) << kb.status().message();
+  ASSERT_EQ(kernel_form(*kb), "mma 32x32, K split met by poll");
+  const int removed = seed_defect(
+      *kb,
+      [](const CodeInstruction &in, uint8_t *b) {
+        if (!starts(in.text, "global_store_dword v[22:23], v34")) return false;
+        nop_out(in, b);
+        return true;
+      },
+      [](const std::string &t) { return t == "s_nop 0"; });
+  ASSERT_GE(removed, 1);
+  RunOptions last_split_first;  // the polling split takes its turns before the ones it waits for
+  last_split_first.order = WaveOrder::kReverse;
+  auto report = run_seeded(*kb, c, last_split_first, 2);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_GT(report->mismatches, 0) << "the workspace left dirty was not caught";
 }
 
 TEST(SeededDefects, MeetingThatNeverCompletesIsAHang) {
