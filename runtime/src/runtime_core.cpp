@@ -17,6 +17,7 @@
 #include "contract_derivation.h"
 #include "log.h"
 #include "native_code_cache.h"
+#include "self_location.h"
 #include "shipped_bundle.h"
 
 namespace gatejit {
