@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "background_jit.h"
 #include "bundle.h"
 #include "contract_record.h"
 #include "disk_cache.h"
@@ -25,11 +26,18 @@ struct ResolverOptions {
   bool disable_jit = false;
   // GATEJIT_RECORD: every contract resolve() is asked for is appended here.
   std::shared_ptr<ContractRecorder> recorder;
+  // GATEJIT_JIT=background: a specialised kernel that must be compiled is
+  // compiled on these threads while the generic kernel serves (background_jit.h).
+  bool background_jit = false;
+  BackgroundCompiler::Limits background;
 };
 
 struct Resolution {
   KernelBinary binary;
   std::string explanation;  // "specialised gemv from bundle kernels.gjb"
+  // Background JIT: set when `binary` serves while this job compiles the
+  // specialised kernel (the caller swaps it in once the job is done).
+  std::shared_ptr<BackgroundJob> pending;
 };
 
 class Resolver {
@@ -46,6 +54,13 @@ class Resolver {
   // The path resolve() would take and why, without compiling or writing.
   StatusOr<std::string> explain(const Contract &c);
 
+  // Background mode: queues a job the full queue refused, if there is room now.
+  bool retry_background(const std::shared_ptr<BackgroundJob> &job) { return background_ && background_->retry(job); }
+  // Background mode's job counts (all zero in the other modes).
+  BackgroundCompiler::Counts background_counts() const {
+    return background_ ? background_->counts() : BackgroundCompiler::Counts{};
+  }
+
   size_t bundle_count() const;
   // The disk cache, opened lazily; null (with one warning) when disabled or
   // unusable. The loader keeps native code in it too (native_code_cache.h).
@@ -57,6 +72,10 @@ class Resolver {
   // One candidate through bundles and cache; nullopt-like NotFound on miss.
   StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const std::string &what);
   StatusOr<Resolution> jit(const Contract &candidate, Mode mode, const std::string &what);
+  // Background mode's JIT step for `c`'s specialised candidate.
+  StatusOr<Resolution> jit_in_background(const Contract &candidate, Mode mode, const std::string &what,
+                                         const Contract &c);
+  Status jit_usable(const JitHook &hook) const;
 
   ResolverOptions options_;
   mutable std::shared_mutex mu_;
@@ -65,6 +84,8 @@ class Resolver {
   JitHook jit_;
   bool cache_opened_ = false;
   std::unique_ptr<DiskCache> cache_;
+  // Last: destroyed first, so no compile runs against the members above.
+  std::unique_ptr<BackgroundCompiler> background_;
 };
 
 }  // namespace gatejit
