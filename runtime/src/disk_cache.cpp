@@ -35,6 +35,7 @@ constexpr const char *kEntrySuffix = ".gjk";
 constexpr const char *kLocksDir = "locks";
 constexpr const char *kStatsFile = "stats";
 constexpr const char *kEvictLock = "evict.lock";
+constexpr const char *kToolchainFile = "toolchain";  // cache_toolchain.h
 // An entry is one kernel; anything near this is damage, not a kernel.
 constexpr uint64_t kMaxEntryBytes = limits::kCacheEntryBytes;
 
@@ -699,6 +700,21 @@ StatusOr<std::vector<CacheEntryInfo>> DiskCache::list() const {
   return out;
 }
 
+// The cache's own files besides entries (the counters, the toolchain record,
+// lock files), as paths relative to v1: each must be a regular file or
+// absent. Lock files are listed where the locks folder can be read.
+std::vector<std::string> DiskCache::own_files() const {
+  std::vector<std::string> out = {kStatsFile, kToolchainFile};
+  const int v1 = v1_fd();
+  if (v1 < 0) return out;
+  if (DIR *d = open_dir_stream(v1, kLocksDir, O_NOFOLLOW)) {
+    while (struct dirent *e = ::readdir(d))
+      if (std::string_view(e->d_name).ends_with(".lock")) out.push_back(std::string(kLocksDir) + "/" + e->d_name);
+    ::closedir(d);
+  }
+  return out;
+}
+
 int VerifyReport::exit_code() const {
   if (unrepaired) return 2;
   return problems.empty() ? 0 : 1;
@@ -749,6 +765,27 @@ StatusOr<VerifyReport> DiskCache::verify() {
     }
     report.problems.push_back(std::move(line));
   }
+  // The cache's own files: a FIFO or link in their place would block or
+  // mislead whoever opens them next (the stats counters stop counting, a
+  // runtime without the compiler stops reading the cache).
+  for (const std::string &rel : own_files()) {
+    struct stat st;
+    if (v1 < 0 || ::fstatat(v1, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISREG(st.st_mode)) continue;
+    std::string line = options_.dir + "/" + kLayout + "/" + rel + ": is " + file_type_name(st.st_mode) +
+                       ", not a regular file";
+    if (options_.read_only) {
+      line += " (read-only cache: not removed)";
+      ++report.unrepaired;
+    } else if (S_ISDIR(st.st_mode) ? ::unlinkat(v1, rel.c_str(), AT_REMOVEDIR) == 0
+                                   : ::unlinkat(v1, rel.c_str(), 0) == 0 || errno == ENOENT) {
+      line += " (removed)";
+      ++report.removed;
+    } else {
+      line += " (cannot remove: " + errno_text(errno) + ")";
+      ++report.unrepaired;
+    }
+    report.problems.push_back(std::move(line));
+  }
   record(delta);
   return report;
 }
@@ -769,6 +806,14 @@ Status DiskCache::clear() {
     }
     if (::unlinkat(v1, s.rel_path.c_str(), 0) != 0 && errno != ENOENT && first_error.empty())
       first_error = options_.dir + "/" + kLayout + "/" + s.rel_path + ": cannot remove: " + errno_text(errno);
+  }
+  // The cache's own files where something else took their place (a FIFO, a
+  // link): they would block or mislead the next reader.
+  for (const std::string &rel : own_files()) {
+    struct stat st;
+    if (::fstatat(v1, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+        ::unlinkat(v1, rel.c_str(), 0) != 0 && errno != ENOENT && first_error.empty())
+      first_error = options_.dir + "/" + kLayout + "/" + rel + ": cannot remove: " + errno_text(errno);
   }
   // Lock files nobody holds go too; held ones belong to a compile in progress.
   if (auto locks = open_private_dir(v1, kLocksDir, kLocksDir, false); locks.ok()) {

@@ -152,11 +152,14 @@ class DiskCache {
 
   // Decodes every entry; reports bad ones and, unless read-only, removes them
   // (only the very file that was read) and the temporary files of killed
-  // writers. A live writer's temporary file (locked) is left alone.
+  // writers. A live writer's temporary file (locked) is left alone. The
+  // cache's own files (stats, toolchain, lock files) that are not regular
+  // files are reported and removed the same way.
   StatusOr<VerifyReport> verify();
 
-  // Removes every entry (counters are kept) and the temporary files of killed
-  // writers; a live writer's temporary file is left to become its entry.
+  // Removes every entry (counters are kept), the temporary files of killed
+  // writers and whatever is not a regular file where the cache's own files
+  // go; a live writer's temporary file is left to become its entry.
   // kPermissionDenied when read-only.
   Status clear();
 
@@ -169,6 +172,7 @@ class DiskCache {
   Status write_entry(const std::string &cache_key, const KernelBinary &kb, CacheStats &delta);
   void evict(const std::string &keep_key, CacheStats &delta);
   std::vector<Scanned> scan() const;
+  std::vector<std::string> own_files() const;
   // Fills `info` for a scanned entry (`st`: what was opened); false when it
   // has vanished since the scan.
   bool check_entry(const Scanned &e, CacheEntryInfo &info, struct stat &st) const;

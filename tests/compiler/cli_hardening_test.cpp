@@ -315,5 +315,38 @@ TEST(CliHardening, BundleExtractWritesNothingWhenAnyEntryIsRefused) {
             "gfx950-gemv-fedcba987654.hsaco\tgatejit_b\t" + good + "\n");
 }
 
+// ---- issue 45: the cache's own files, shards and reports through the tool
+
+// The one entry file of a cache.
+fs::path only_entry(const fs::path &cache) {
+  fs::path entry;
+  for (const auto &e : fs::recursive_directory_iterator(cache / "v1"))
+    if (e.path().extension() == ".gjk") entry = e.path();
+  return entry;
+}
+
+TEST(CliHardening, AFifoToolchainRecordBlocksNoCompileAndVerifyAndClearDealWithIt) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path record = dir / "cache" / "v1" / "toolchain";
+  fs::remove(record);
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  // A hit, then a miss: neither blocks on the FIFO.
+  const CliResult hit = gatejit_run(dir, "", kSmall, 60);
+  EXPECT_EQ(hit.rc, 0) << (hit.rc == kToolTimedOut ? "hung" : hit.err);
+  const CliResult miss = gatejit_run(dir, "", "compile --m 2 --n 256 --k 512 --target gfx950", 120);
+  EXPECT_EQ(miss.rc, 0) << (miss.rc == kToolTimedOut ? "hung" : miss.err);
+  fs::remove(record);
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out << verify.err;
+  EXPECT_THAT(verify.out, HasSubstr(record.string() + ": is a FIFO"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(record)));
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const CliResult clear = gatejit_run(dir, "", "cache clear", 30);
+  EXPECT_EQ(clear.rc, 0) << clear.err;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(record))) << "clear left the FIFO";
+}
+
 }  // namespace
 }  // namespace gatejit
