@@ -3,10 +3,14 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
+#include "file_io.h"
 #include "gatejit/contract_json.h"
 #include "gatejit/jit_plugin.h"
+#include "input_echo.h"
 #include "log.h"
 
 namespace gatejit {
@@ -74,6 +78,18 @@ std::optional<JitLibraryLocation> find_jit_library() {
 }
 
 StatusOr<JitHook> load_jit_library(const std::string &path) {
+  // dlopen reads whatever the path names: a FIFO would block it forever, a
+  // device would feed it without end. Only a regular file (links followed)
+  // goes on to dlopen.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT) return not_found(escape_input(path) + ": no such file");
+    return io_error(escape_input(path) + ": cannot look at it: " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode))
+    return invalid_argument(escape_input(path) + ": is " + file_type_name(st.st_mode) +
+                            ", not a regular file; refusing to load it as the JIT library");
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = ::dlerror();

@@ -6,7 +6,8 @@
  * loading side decodes and checks like a disk-cache entry.
  *
  * The runtime finds the library at gatejit_runtime_create (unless the JIT is
- * disabled): $GATEJIT_JIT_LIBRARY (a file; an error if it cannot be loaded),
+ * disabled): $GATEJIT_JIT_LIBRARY (a regular file, links followed; an error
+ * if it is anything else or cannot be loaded),
  * else libgatejit_jit.so.0 or libgatejit_jit.so in the folder of the library
  * (or program) the runtime is linked into. See docs/runtime.md. */
 #ifndef GATEJIT_JIT_PLUGIN_H_
