@@ -93,5 +93,48 @@ TEST_F(JitPluginHostile, AJitLibraryThatIsNoRegularFileIsRefusedBeforeDlopen) {
   }
 }
 
+TEST_F(JitPluginHostile, APluginWhoseFingerprintIsNotOneLineOfTextIsRefused) {
+  for (const char *mode : {"null_fingerprint", "long_fingerprint", "forged_fingerprint"}) {
+    SCOPED_TRACE(mode);
+    ::setenv("GATEJIT_FAKE_PLUGIN_MODE", mode, 1);
+    const int direct = exit_code_within(10, [&] {
+      auto hook = load_jit_library(GATEJIT_FAKE_JIT_PLUGIN);
+      return !hook.ok() && has(hook.status().message(), "gatejit_jit_fingerprint") ? 0 : 1;
+    });
+    EXPECT_EQ(direct, 0) << "load_jit_library " << why(direct);
+    const int created = exit_code_within(10, [&] {
+      const std::string m = create_error(GATEJIT_FAKE_JIT_PLUGIN);
+      return has(m, "gatejit_jit_fingerprint") && printable(m) && m.size() < 4200 ? 0 : 1;
+    });
+    EXPECT_EQ(created, 0) << "gatejit_runtime_create " << why(created);
+  }
+}
+
+TEST_F(JitPluginHostile, AKernelThePluginCannotHaveReturnedIsRefused) {
+  const struct {
+    const char *mode, *needle;
+  } cases[] = {{"null_blob_huge_size", "no kernel"},
+               {"huge_size", "bytes"},
+               {"garbage_blob", "does not decode"},
+               {"null_message", "no message"},
+               {"", "the fake plugin compiles nothing"}};
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.mode);
+    ::setenv("GATEJIT_FAKE_PLUGIN_MODE", c.mode, 1);
+    const int resolved = exit_code_within(10, [&] {
+      gatejit_runtime_t rt = nullptr;
+      if (!create_error(GATEJIT_FAKE_JIT_PLUGIN, &rt).empty() || !rt) return 1;
+      char *text = nullptr;
+      gatejit_status_t s = gatejit_resolve_contract_json(rt, kContract, &text);
+      const std::string m = s ? gatejit_status_message(s) : "";
+      gatejit_status_free(s);
+      gatejit_string_free(text);
+      gatejit_runtime_destroy(rt);
+      return has(m, c.needle) && printable(m) ? 0 : 2;
+    });
+    EXPECT_EQ(resolved, 0) << why(resolved);
+  }
+}
+
 }  // namespace
 }  // namespace gatejit
