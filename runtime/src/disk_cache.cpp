@@ -24,6 +24,7 @@
 #include "file_io.h"
 #include "input_echo.h"
 #include "input_limits.h"
+#include "json_input.h"
 #include "log.h"
 #include "unique_fd.h"
 
@@ -62,6 +63,17 @@ Status check_owned_private(const struct stat &st, const std::string &path, const
     return permission_denied(path + ": " + what + " has mode " + mode_text(st.st_mode) +
                              ", which is group- or world-writable; refusing to load kernels from it (chmod go-w it)");
   return Status::Ok();
+}
+
+// Why a decoded entry cannot be served, or "": the checksum proves the bytes
+// are what was written, not that a writer wrote a usable entry. Every
+// gatejit writer stores its compile report as a JSON object, and the tool
+// prints the report of every kernel it serves, so an entry without one would
+// fail every hit forever instead of being rebuilt.
+std::string unusable_reason(const KernelBinary &kb) {
+  auto report = parse_json_input(kb.report_json, "report");
+  if (!report.ok() || !report->is_object()) return "the report is not a JSON object";
+  return "";
 }
 
 // mkdir -p; only the components we create get mode 0700.
@@ -391,6 +403,8 @@ StatusOr<KernelBinary> DiskCache::lookup(const std::string &key, const std::stri
     } else if (kb->key != contract_key || kb->toolchain != toolchain) {
       problem = "stale entry: built for contract key " + kb->key + " with toolchain '" + kb->toolchain +
                 "', asked for " + contract_key + " with '" + toolchain + "'";
+    } else {
+      problem = unusable_reason(*kb);
     }
   }
   if (problem.empty()) {
@@ -434,6 +448,8 @@ Status DiskCache::write_entry(const std::string &key, const KernelBinary &kb, Ca
   if (cache_key(kb.key, kb.toolchain) != key)
     return invalid_argument("cache key " + key + " is not cache_key(" + kb.key + ", toolchain of the binary); " +
                             "such an entry could never be found again");
+  if (std::string why = unusable_reason(kb); !why.empty())
+    return invalid_argument(path + ": " + why + "; such an entry would never be served");
   const std::vector<uint8_t> bytes = encode_kernel_binary(kb);
   if (options_.max_bytes && bytes.size() > options_.max_bytes)
     return unsupported(path + ": the entry is " + std::to_string(bytes.size()) +
@@ -679,6 +695,8 @@ bool DiskCache::check_entry(const Scanned &e, CacheEntryInfo &info, struct stat 
     info.problem = kb.status().message();
   } else if (cache_key(kb->key, kb->toolchain) != e.key) {
     info.problem = "stale entry: its contract key and toolchain do not hash to its file name";
+  } else if (std::string why = unusable_reason(*kb); !why.empty()) {
+    info.problem = why;
   } else {
     info.contract_key = kb->key;
     info.contract_text = kb->contract_text;

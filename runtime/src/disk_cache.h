@@ -117,7 +117,8 @@ class DiskCache {
   std::string entry_path(const std::string &cache_key) const;
 
   // The entry, checksum-verified, whose key and toolchain match the request.
-  // kNotFound on a miss. A truncated, corrupt or stale entry is removed
+  // kNotFound on a miss. A truncated, corrupt, stale or unusable entry (its
+  // report not a JSON object) is removed
   // (unless read-only), counted and reported as kNotFound. An entry owned by
   // another user, group/world-writable or not a regular file is refused with
   // kPermissionDenied and not read. A hit sets the entry's mtime (LRU).

@@ -348,5 +348,32 @@ TEST(CliHardening, AFifoToolchainRecordBlocksNoCompileAndVerifyAndClearDealWithI
   EXPECT_FALSE(fs::exists(fs::symlink_status(record))) << "clear left the FIFO";
 }
 
+TEST(CliHardening, AnEntryWhoseReportIsNotJsonIsRebuiltAndVerifyCallsItBad) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path entry = only_entry(dir / "cache");
+  ASSERT_FALSE(entry.empty());
+  const std::string bytes = slurp(entry);
+  auto kb = decode_kernel_binary({reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()});
+  ASSERT_TRUE(kb.ok()) << kb.status().to_string();
+  kb->report_json = "this is not JSON";
+  const auto plant = [&] {
+    const std::vector<uint8_t> bad = encode_kernel_binary(*kb);
+    std::ofstream(entry, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(bad.data()),
+                                                                    std::streamsize(bad.size()));
+  };
+  plant();
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out;
+  EXPECT_THAT(verify.out, HasSubstr(entry.string() + ": the report is not a JSON object"));
+  plant();
+  const CliResult rebuilt = gatejit_run(dir, "", kSmall, 120);
+  EXPECT_EQ(rebuilt.rc, 0) << rebuilt.err;
+  EXPECT_THAT(rebuilt.out, HasSubstr("cache: miss, compiled and stored"));
+  const CliResult hit = gatejit_run(dir, "", kSmall, 120);
+  EXPECT_EQ(hit.rc, 0) << hit.err;
+  EXPECT_THAT(hit.out, HasSubstr("cache: hit"));
+}
+
 }  // namespace
 }  // namespace gatejit

@@ -1111,5 +1111,44 @@ TEST_F(DiskCacheTest, VerifyReportsAndRemovesNonRegularFilesAndClearRemovesThem)
   for (const std::string &p : planted) EXPECT_FALSE(exists(p)) << "clear left " << p;
 }
 
+// An entry that passes its checksum but whose report is not a JSON object
+// (the tool prints every report it serves) is a miss that is rebuilt over,
+// never a hit that fails forever; verify calls it bad.
+TEST_F(DiskCacheTest, AnEntryWithAnUnusableReportIsRebuiltAndVerifyCallsItBad) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  const std::string key = put(*cache, 1);
+  const KernelBinary good = make_binary(contract_key_for(1), "tc-1", 512, 1);
+  for (const char *report : {"not json {", "[1, 2]", "null", ""}) {
+    SCOPED_TRACE(report);
+    KernelBinary bad = good;
+    bad.report_json = report;
+    write_all(cache->entry_path(key), encode_kernel_binary(bad));
+    auto listed = cache->list();
+    ASSERT_TRUE(listed.ok());
+    ASSERT_EQ(listed->size(), 1u);
+    EXPECT_TRUE(has((*listed)[0].problem, "report")) << (*listed)[0].problem;
+    auto report_of_verify = cache->verify();
+    ASSERT_TRUE(report_of_verify.ok());
+    EXPECT_EQ(report_of_verify->exit_code(), 1);
+    EXPECT_TRUE(has(problem_naming(*report_of_verify, cache->entry_path(key)), "report"));
+    EXPECT_FALSE(exists(cache->entry_path(key)));
+
+    write_all(cache->entry_path(key), encode_kernel_binary(bad));
+    int compiles = 0;
+    bool hit = true;
+    auto got = cache->get_or_compile(key, good.key, good.toolchain, [&]() -> StatusOr<KernelBinary> {
+      ++compiles;
+      return good;
+    }, &hit);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_FALSE(hit);
+    EXPECT_EQ(compiles, 1);
+    auto again = cache->get(key, good.key, good.toolchain);
+    ASSERT_TRUE(again.ok()) << again.status().to_string();
+    EXPECT_EQ(again->report_json, good.report_json);
+  }
+}
+
 }  // namespace
 }  // namespace gatejit
