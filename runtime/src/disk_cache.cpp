@@ -480,7 +480,7 @@ Status DiskCache::put(const std::string &key, const KernelBinary &kb) {
   return s;
 }
 
-std::vector<DiskCache::Scanned> DiskCache::scan() const {
+std::vector<DiskCache::Scanned> DiskCache::scan(std::vector<RefusedShard> *refused) const {
   std::vector<Scanned> out;
   const int v1 = v1_fd();
   if (v1 < 0) return out;
@@ -492,7 +492,26 @@ std::vector<DiskCache::Scanned> DiskCache::scan() const {
     if (shard.size() != 2 || !std::isxdigit((unsigned char)shard[0]) || !std::isxdigit((unsigned char)shard[1]))
       continue;
     DIR *sd = open_dir_stream(v1, shard.c_str(), O_NOFOLLOW);
-    if (!sd) continue;
+    if (!sd) {
+      // Writers refuse such a shard too (open_private_dir), so its entries
+      // could never be read or replaced: say so rather than skip it quietly.
+      const int open_errno = errno;
+      struct stat st;
+      if (refused && ::fstatat(v1, shard.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        const std::string path = options_.dir + "/" + kLayout + "/" + shard;
+        if (S_ISLNK(st.st_mode))
+          refused->push_back({shard, path + ": is a symbolic link; not followed", true});
+        else if (!S_ISDIR(st.st_mode))
+          refused->push_back({shard, path + ": is " + file_type_name(st.st_mode) + ", not a folder", true});
+        else
+          refused->push_back({shard, path + ": cannot be opened: " + errno_text(open_errno), false});
+      }
+      continue;
+    }
+    if (struct stat st; refused && ::fstat(::dirfd(sd), &st) == 0) {
+      if (Status s = check_owned_private(st, options_.dir + "/" + kLayout + "/" + shard, "shard"); !s.ok())
+        refused->push_back({shard, s.message(), false});
+    }
     while (struct dirent *e = ::readdir(sd)) {
       const std::string name = e->d_name;
       Scanned s;
@@ -742,8 +761,28 @@ StatusOr<VerifyReport> DiskCache::verify() {
   VerifyReport report;
   const int v1 = v1_fd();
   CacheStats delta;
-  std::vector<Scanned> scanned = scan();
+  std::vector<RefusedShard> refused;
+  std::vector<Scanned> scanned = scan(&refused);
   std::sort(scanned.begin(), scanned.end(), [](const Scanned &a, const Scanned &b) { return a.name < b.name; });
+  // What verify would not look into is a problem too: an empty report from a
+  // cache whose shards are links would read as "all good".
+  for (const RefusedShard &r : refused) {
+    std::string line = r.problem;
+    if (!r.removable) {
+      line += " (not repaired)";
+      ++report.unrepaired;
+    } else if (options_.read_only) {
+      line += " (read-only cache: not removed)";
+      ++report.unrepaired;
+    } else if (::unlinkat(v1, r.name.c_str(), 0) == 0 || errno == ENOENT) {
+      line += " (removed; what it pointed to is untouched)";
+      ++report.removed;
+    } else {
+      line += " (cannot remove: " + errno_text(errno) + ")";
+      ++report.unrepaired;
+    }
+    report.problems.push_back(std::move(line));
+  }
   for (const auto &e : scanned) {
     if (e.key.empty()) {
       // A temporary file: a live writer's is left alone, a dead one's goes.

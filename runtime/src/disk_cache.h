@@ -172,7 +172,15 @@ class DiskCache {
                                 const std::string &toolchain, bool touch, CacheStats &delta);
   Status write_entry(const std::string &cache_key, const KernelBinary &kb, CacheStats &delta);
   void evict(const std::string &keep_key, CacheStats &delta);
-  std::vector<Scanned> scan() const;
+  struct RefusedShard {
+    std::string name;     // the shard's name in v1
+    std::string problem;  // "<path>: why it was not looked into"
+    bool removable;      // a link or a file, not a folder: unlinking it repairs the cache
+  };
+  // Every entry and temporary file in the shards; the shards it would not
+  // look into (a symbolic link, not a folder, a folder not private to us)
+  // are added to *refused where given.
+  std::vector<Scanned> scan(std::vector<RefusedShard> *refused = nullptr) const;
   std::vector<std::string> own_files() const;
   // Fills `info` for a scanned entry (`st`: what was opened); false when it
   // has vanished since the scan.

@@ -375,5 +375,19 @@ TEST(CliHardening, AnEntryWhoseReportIsNotJsonIsRebuiltAndVerifyCallsItBad) {
   EXPECT_THAT(hit.out, HasSubstr("cache: hit"));
 }
 
+TEST(CliHardening, VerifySaysWhichShardItRefusedToFollow) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path shard = only_entry(dir / "cache").parent_path();
+  fs::rename(shard, dir / "elsewhere");
+  fs::create_directory_symlink(dir / "elsewhere", shard);
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out;
+  EXPECT_THAT(verify.out, HasSubstr(shard.string() + ": is a symbolic link"));
+  EXPECT_THAT(verify.out, Not(HasSubstr("checked 0, ok 0, removed 0, not repaired 0")));
+}
+
+// ---- issue 45: numbers echoed as given; precompile's cap; an empty cache dir
+
 }  // namespace
 }  // namespace gatejit

@@ -1150,5 +1150,42 @@ TEST_F(DiskCacheTest, AnEntryWithAnUnusableReportIsRebuiltAndVerifyCallsItBad) {
   }
 }
 
+// A shard that is a symbolic link is never followed; verify says so instead
+// of "checked 0": it removes the link (not what it points to), or, read-only,
+// leaves it and exits 2. A shard it cannot fix (group-writable) stays
+// reported, exit 2.
+TEST_F(DiskCacheTest, VerifyReportsTheShardsItRefusesToLookInto) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  const std::string key = put(*cache, 1);
+  const std::string shard = dir_ + "/v1/" + key.substr(0, 2);
+  const std::string elsewhere = root_ + "/elsewhere";
+  ASSERT_EQ(::rename(shard.c_str(), elsewhere.c_str()), 0);
+  ASSERT_EQ(::symlink(elsewhere.c_str(), shard.c_str()), 0);
+
+  auto ro = open_cache(/*read_only=*/true);
+  ASSERT_TRUE(ro);
+  auto unrepaired = ro->verify();
+  ASSERT_TRUE(unrepaired.ok());
+  EXPECT_EQ(unrepaired->exit_code(), 2);
+  EXPECT_TRUE(has(problem_naming(*unrepaired, shard), "symbolic link")) << ::testing::PrintToString(unrepaired->problems);
+  EXPECT_TRUE(exists(shard));
+
+  auto report = cache->verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->exit_code(), 1);
+  EXPECT_TRUE(has(problem_naming(*report, shard), "symbolic link")) << ::testing::PrintToString(report->problems);
+  EXPECT_FALSE(exists(shard));
+  EXPECT_TRUE(exists(elsewhere + "/" + key + ".gjk")) << "verify removed what the link pointed to";
+
+  const std::string open_shard = dir_ + "/v1/ff";
+  ASSERT_EQ(::mkdir(open_shard.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(open_shard.c_str(), 0777), 0);
+  auto cannot = cache->verify();
+  ASSERT_TRUE(cannot.ok());
+  EXPECT_EQ(cannot->exit_code(), 2);
+  EXPECT_TRUE(has(problem_naming(*cannot, open_shard), "world-writable")) << ::testing::PrintToString(cannot->problems);
+}
+
 }  // namespace
 }  // namespace gatejit
