@@ -389,5 +389,18 @@ TEST(CliHardening, VerifySaysWhichShardItRefusedToFollow) {
 
 // ---- issue 45: numbers echoed as given; precompile's cap; an empty cache dir
 
+TEST(CliHardening, NumbersPastInt64AreEchoedAsGiven) {
+  TempDir dir;
+  write_text(dir / "huge.json", R"({"m": 18446744073709551615, "n": 256, "k": 512})");
+  const CliResult c = gatejit_run(dir, "", "compile --contract " + (dir / "huge.json").string());
+  expect_one_error_line(c, "m = 18446744073709551615");
+  EXPECT_THAT(c.err, Not(HasSubstr("-1")));
+  write_text(dir / "spec.json", R"([{"m": {"min": 1, "max": 18446744073709551615}, "n": 256, "k": 512}])");
+  const CliResult p =
+      gatejit_run(dir, "", "precompile " + (dir / "spec.json").string() + " -o " + (dir / "b.gjb").string());
+  expect_one_error_line(p, "18446744073709551615");
+  EXPECT_THAT(p.err, Not(HasSubstr("-1")));
+}
+
 }  // namespace
 }  // namespace gatejit

@@ -68,7 +68,8 @@ class CApiHostile : public ::testing::Test {
     std::vector<std::string> v = {"", "{", "null", "[]", "{\"n\": 1, \"n\": 2}", "{\"m\": -1, \"n\": 1, \"k\": 1}",
                                   "{\"n\": 1e400, \"k\": 1}", "{\"n\": 99999999999999999999999, \"k\": 1}",
                                   "{\"dtype\": \"\\u0000\\u001b[2J\", \"n\": 1, \"k\": 1}", "\xff\xfe{}",
-                                  "{\"target\": 7, \"n\": 1, \"k\": 1}", "{\"m\": {\"min\": 1}, \"n\": 1, \"k\": 1}"};
+                                  "{\"target\": 7, \"n\": 1, \"k\": 1}", "{\"m\": {\"min\": 1}, \"n\": 1, \"k\": 1}",
+                                  "{\"m\": 18446744073709551615, \"n\": 1, \"k\": 1}", "{\"n\": 1, \"k\": -9223372036854775808}"};
     v.push_back(std::string(100000, '[') + std::string(100000, ']'));
     v.push_back(std::string(100000, '{'));
     v.push_back("{\"" + std::string(2 << 20, 'k') + "\": 1}");
@@ -263,6 +264,19 @@ TEST_F(CApiHostile, AFifoToolchainRecordInTheCacheBlocksNoResolve) {
     return ::testing::Test::HasFailure() ? 3 : 0;
   });
   EXPECT_EQ(rc, 0) << (rc == testing_support::kChildTimedOut ? "hung" : "failed or crashed");
+}
+
+// Issue 45: a number past int64 is echoed as given through the C API too.
+TEST_F(CApiHostile, IntegersPastInt64AreEchoedAsGiven) {
+  char *text = nullptr;
+  gatejit_status_t s =
+      gatejit_explain_contract_json(rt_, "{\"m\": 18446744073709551615, \"n\": 1536, \"k\": 7168}", &text);
+  ASSERT_NE(s, nullptr);
+  const std::string m = gatejit_status_message(s);
+  EXPECT_NE(m.find("m = 18446744073709551615"), std::string::npos) << m;
+  EXPECT_EQ(m.find("-1"), std::string::npos) << m;
+  check_and_free(s);
+  EXPECT_EQ(text, nullptr);
 }
 
 }  // namespace
