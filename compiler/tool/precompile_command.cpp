@@ -56,7 +56,10 @@ StatusOr<std::vector<Contract>> expand_item(nlohmann::json item, size_t index) {
     const auto &r = item["m"];
     if (!r.contains("min") || !r.contains("max") || !r["min"].is_number_integer() || !r["max"].is_number_integer())
       return invalid_argument(where + "m range must be {\"min\": int, \"max\": int}");
-    const int64_t lo = r["min"], hi = r["max"];
+    auto lo_v = json_int64(r["min"], "m range min"), hi_v = json_int64(r["max"], "m range max");
+    if (!lo_v.ok()) return invalid_argument(where + lo_v.status().message());
+    if (!hi_v.ok()) return invalid_argument(where + hi_v.status().message());
+    const int64_t lo = *lo_v, hi = *hi_v;
     if (lo < 1 || hi < lo || hi - lo > 4096)
       return invalid_argument(where + "m range [" + std::to_string(lo) + ", " + std::to_string(hi) +
                               "]: need 1 <= min <= max and at most 4097 values");

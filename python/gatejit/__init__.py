@@ -80,10 +80,29 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _c_string(text: bytes, argument: str, shown: Any) -> bytes:
+    """`text` as it crosses into C, where a char* ends at its first NUL: one
+    inside would silently cut the string (``/tmp/a\\x00b`` opening ``/tmp/a``)."""
+    if b"\x00" in text:
+        echo = repr(shown)
+        if len(echo) > 200:
+            echo = f"{echo[:200]}... ({len(echo)} characters)"
+        raise GatejitArgumentError(
+            argument, f"{argument} = {echo}: contains a NUL byte, which would cut the string the C library reads"
+        )
+    return text
+
+
+def _path(path: PathLike, argument: str) -> bytes:
+    # os.fsencode: the bytes the OS uses for the name (undecodable bytes survive).
+    return _c_string(os.fsencode(path), argument, path)
+
+
 def _contract_text(contract: Union[str, Mapping[str, Any]]) -> bytes:
     if isinstance(contract, str):
-        return contract.encode()
+        return _c_string(contract.encode(), "contract", contract)
     if isinstance(contract, Mapping):
+        # json.dumps writes a NUL inside a value as the escape \u0000: no cut.
         return json.dumps(dict(contract)).encode()
     raise GatejitArgumentError(
         "contract", f"contract: expected a dict or a JSON string, got {type(contract).__name__}"
@@ -93,9 +112,9 @@ def _contract_text(contract: Union[str, Mapping[str, Any]]) -> bytes:
 def _path_list(paths: Union[None, PathLike, Sequence[PathLike]]) -> Optional[bytes]:
     if paths is None:
         return None
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    return ":".join(os.fspath(p) for p in paths).encode()
+    return b":".join(_path(p, "bundle_path") for p in paths)
 
 
 class Runtime:
@@ -151,7 +170,7 @@ class Runtime:
             options = None  # defaults + environment
         else:
             options = _capi.RuntimeOptions(
-                os.fspath(cache_dir).encode() if cache_dir is not None else None,
+                _path(cache_dir, "cache_dir") if cache_dir is not None else None,
                 int(bool(disable_cache)),
                 int(bool(cache_read_only)),
                 int(bool(disable_jit)),
@@ -208,8 +227,8 @@ class Runtime:
 
     def load_bundle(self, path: PathLike) -> None:
         """Loads one more bundle file (searched after those loaded before)."""
-        p = os.fspath(path)
-        _capi.check(self._lib.gatejit_runtime_load_bundle(self.handle, p.encode()), f"load_bundle({p})")
+        _capi.check(self._lib.gatejit_runtime_load_bundle(self.handle, _path(path, "path")),
+                    f"load_bundle({os.fsdecode(path)})")
 
     def explain_contract(self, contract: Union[str, Mapping[str, Any]]) -> str:
         """Which path a contract would take and why, without a device.

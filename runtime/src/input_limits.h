@@ -20,6 +20,9 @@ inline constexpr uint64_t kBundleBytes = uint64_t(4) << 30;  // 4 GiB
 inline constexpr uint64_t kCodeObjectBytes = uint64_t(256) << 20;  // 256 MiB
 // One disk-cache entry (one kernel).
 inline constexpr uint64_t kCacheEntryBytes = uint64_t(1) << 30;  // 1 GiB
+// A compiler's toolchain fingerprint (the cache's toolchain record, what a
+// JIT library reports): one line of printable text.
+inline constexpr size_t kToolchainBytes = 4096;
 // An environment variable's value (paths, byte counts, flags).
 inline constexpr size_t kEnvValueBytes = 4096;
 

@@ -315,5 +315,92 @@ TEST(CliHardening, BundleExtractWritesNothingWhenAnyEntryIsRefused) {
             "gfx950-gemv-fedcba987654.hsaco\tgatejit_b\t" + good + "\n");
 }
 
+// ---- issue 45: the cache's own files, shards and reports through the tool
+
+// The one entry file of a cache.
+fs::path only_entry(const fs::path &cache) {
+  fs::path entry;
+  for (const auto &e : fs::recursive_directory_iterator(cache / "v1"))
+    if (e.path().extension() == ".gjk") entry = e.path();
+  return entry;
+}
+
+TEST(CliHardening, AFifoToolchainRecordBlocksNoCompileAndVerifyAndClearDealWithIt) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path record = dir / "cache" / "v1" / "toolchain";
+  fs::remove(record);
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  // A hit, then a miss: neither blocks on the FIFO.
+  const CliResult hit = gatejit_run(dir, "", kSmall, 60);
+  EXPECT_EQ(hit.rc, 0) << (hit.rc == kToolTimedOut ? "hung" : hit.err);
+  const CliResult miss = gatejit_run(dir, "", "compile --m 2 --n 256 --k 512 --target gfx950", 120);
+  EXPECT_EQ(miss.rc, 0) << (miss.rc == kToolTimedOut ? "hung" : miss.err);
+  fs::remove(record);
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out << verify.err;
+  EXPECT_THAT(verify.out, HasSubstr(record.string() + ": is a FIFO"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(record)));
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const CliResult clear = gatejit_run(dir, "", "cache clear", 30);
+  EXPECT_EQ(clear.rc, 0) << clear.err;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(record))) << "clear left the FIFO";
+}
+
+TEST(CliHardening, AnEntryWhoseReportIsNotJsonIsRebuiltAndVerifyCallsItBad) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path entry = only_entry(dir / "cache");
+  ASSERT_FALSE(entry.empty());
+  const std::string bytes = slurp(entry);
+  auto kb = decode_kernel_binary({reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()});
+  ASSERT_TRUE(kb.ok()) << kb.status().to_string();
+  kb->report_json = "this is not JSON";
+  const auto plant = [&] {
+    const std::vector<uint8_t> bad = encode_kernel_binary(*kb);
+    std::ofstream(entry, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(bad.data()),
+                                                                    std::streamsize(bad.size()));
+  };
+  plant();
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out;
+  EXPECT_THAT(verify.out, HasSubstr(entry.string() + ": the report is not a JSON object"));
+  plant();
+  const CliResult rebuilt = gatejit_run(dir, "", kSmall, 120);
+  EXPECT_EQ(rebuilt.rc, 0) << rebuilt.err;
+  EXPECT_THAT(rebuilt.out, HasSubstr("cache: miss, compiled and stored"));
+  const CliResult hit = gatejit_run(dir, "", kSmall, 120);
+  EXPECT_EQ(hit.rc, 0) << hit.err;
+  EXPECT_THAT(hit.out, HasSubstr("cache: hit"));
+}
+
+TEST(CliHardening, VerifySaysWhichShardItRefusedToFollow) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path shard = only_entry(dir / "cache").parent_path();
+  fs::rename(shard, dir / "elsewhere");
+  fs::create_directory_symlink(dir / "elsewhere", shard);
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out;
+  EXPECT_THAT(verify.out, HasSubstr(shard.string() + ": is a symbolic link"));
+  EXPECT_THAT(verify.out, Not(HasSubstr("checked 0, ok 0, removed 0, not repaired 0")));
+}
+
+// ---- issue 45: numbers echoed as given; precompile's cap; an empty cache dir
+
+TEST(CliHardening, NumbersPastInt64AreEchoedAsGiven) {
+  TempDir dir;
+  write_text(dir / "huge.json", R"({"m": 18446744073709551615, "n": 256, "k": 512})");
+  const CliResult c = gatejit_run(dir, "", "compile --contract " + (dir / "huge.json").string());
+  expect_one_error_line(c, "m = 18446744073709551615");
+  EXPECT_THAT(c.err, Not(HasSubstr("-1")));
+  write_text(dir / "spec.json", R"([{"m": {"min": 1, "max": 18446744073709551615}, "n": 256, "k": 512}])");
+  const CliResult p =
+      gatejit_run(dir, "", "precompile " + (dir / "spec.json").string() + " -o " + (dir / "b.gjb").string());
+  expect_one_error_line(p, "18446744073709551615");
+  EXPECT_THAT(p.err, Not(HasSubstr("-1")));
+}
+
 }  // namespace
 }  // namespace gatejit
