@@ -109,6 +109,11 @@ class Runtime:
         disable_jit: never compile (also GATEJIT_DISABLE_JIT=1).
         disable_cache: never touch the disk cache.
         cache_read_only: read the cache, never write it.
+        record: append every contract this runtime resolves to this file,
+            one JSON line each, for ``gatejit precompile --contracts FILE``
+            (also GATEJIT_RECORD=FILE; see docs/serving.md).
+        shipped_bundle: load the bundle of generic kernels installed beside
+            the library (default; also GATEJIT_SHIPPED_BUNDLE=0 to leave it out).
 
     If the loaded library has the compiler in it (gatejit_runtime_attach_jit),
     the JIT is attached (``jit_attached``); libgatejit.so alone serves bundles
@@ -125,11 +130,14 @@ class Runtime:
         disable_jit: bool = False,
         disable_cache: bool = False,
         cache_read_only: bool = False,
+        record: Optional[PathLike] = None,
+        shipped_bundle: bool = True,
     ):
         self._lib = load_library()
         self._handle: Optional[int] = None
         handle = ctypes.c_void_p()
-        plain = bundle_path is None and cache_dir is None and not (disable_jit or disable_cache or cache_read_only)
+        plain = (bundle_path is None and cache_dir is None and record is None and shipped_bundle
+                 and not (disable_jit or disable_cache or cache_read_only))
         if plain:
             options = None  # defaults + environment
         else:
@@ -139,6 +147,8 @@ class Runtime:
                 int(bool(cache_read_only)),
                 int(bool(disable_jit)),
                 _path_list(bundle_path),
+                os.fspath(record).encode() if record is not None else None,
+                int(not shipped_bundle),
             )
         status = self._lib.gatejit_runtime_create(ctypes.byref(options) if options is not None else None,
                                                   ctypes.byref(handle))

@@ -14,9 +14,11 @@ a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
                                          device_kind@176 device_ordinal@180
                                          stream@184 weight_scale@192
                                          out_scale@232
-    gatejit_runtime_options_t  40 bytes: struct_size@0 cache_dir@8
+    gatejit_runtime_options_t  56 bytes: struct_size@0 cache_dir@8
                                          disable_cache@16 cache_read_only@20
                                          disable_jit@24 bundle_path@32
+                                         record_path@40
+                                         disable_shipped_bundle@48
 
 Both structs begin with ``struct_size`` (API version 2); their constructors
 here set it, and take the other fields positionally as before. API version 3
@@ -24,7 +26,9 @@ appended ``weight_scale`` (the fp32 scales of an fp8 e4m3 weight) to
 gatejit_gate_args_t; API version 4 appended ``out_scale`` (the fp32 scales
 the kernel writes for an fp8 e4m3 out, one per row and 128 columns). This
 binding passes the version-4 size (272), and leaves ``weight_scale`` /
-``out_scale`` all zero for a bf16 / f16 / f32 weight / out.
+``out_scale`` all zero for a bf16 / f16 / f32 weight / out. API version 5
+appended ``record_path`` and ``disable_shipped_bundle`` to
+gatejit_runtime_options_t.
 
 :func:`check_layout` asserts these numbers at load time.
 """
@@ -54,7 +58,7 @@ __all__ = [
 
 # --- enums (values as in gatejit.h) -----------------------------------------
 
-API_VERSION = 4  # GATEJIT_API_VERSION this binding was written against
+API_VERSION = 5  # GATEJIT_API_VERSION this binding was written against
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -187,6 +191,8 @@ class RuntimeOptions(_Sized):
         ("cache_read_only", ctypes.c_int),
         ("disable_jit", ctypes.c_int),
         ("bundle_path", ctypes.c_char_p),
+        ("record_path", ctypes.c_char_p),
+        ("disable_shipped_bundle", ctypes.c_int),
     ]
 
 
@@ -212,7 +218,7 @@ def check_layout() -> None:
             },
         ),
         RuntimeOptions: (
-            40,
+            56,
             {
                 "struct_size": 0,
                 "cache_dir": 8,
@@ -220,6 +226,8 @@ def check_layout() -> None:
                 "cache_read_only": 20,
                 "disable_jit": 24,
                 "bundle_path": 32,
+                "record_path": 40,
+                "disable_shipped_bundle": 48,
             },
         ),
     }

@@ -80,6 +80,13 @@ class DeviceBackend {
 DeviceBackend &cuda_backend();
 DeviceBackend &hip_backend();
 
+// Puts `backend` in the HIP backend's place for this process (nullptr puts
+// the HIP runtime's back): the emulator (emulator/, which needs LLVM and so
+// lives outside the runtime) installs its emulated gfx950/gfx942 device here,
+// so that the runtime's own loader, argument packing and launch geometry
+// drive it. Runtimes created afterwards see it.
+void set_hip_backend(DeviceBackend *backend);
+
 // "gfx950:sramecc+:xnack-" -> gfx950; "sm_90" -> sm_90; unknown -> error.
 StatusOr<Target> target_from_arch(const std::string &arch);
 

@@ -75,12 +75,13 @@ std::vector<std::pair<Contract, std::string>> specialised_candidates(const Templ
 
 Resolver::Resolver(ResolverOptions options) : options_(std::move(options)) {}
 
-Status Resolver::add_bundle(const std::string &path) {
+Status Resolver::add_bundle(const std::string &path, const std::string &origin) {
   auto bundle = Bundle::open(path);
   if (!bundle.ok()) return bundle.status();
-  log::info("loaded bundle " + path + " (" + std::to_string((*bundle)->size()) + " kernels)");
+  log::info("loaded " + origin + " " + path + " (" + std::to_string((*bundle)->size()) + " kernels)");
   std::unique_lock lock(mu_);
   bundles_.push_back(std::move(*bundle));
+  bundle_origins_.push_back(origin);
   return Status::Ok();
 }
 
@@ -121,9 +122,10 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
   std::string damaged;  // bundle entries passed over, for the miss message
   {
     std::shared_lock lock(mu_);
-    for (const auto &bundle : bundles_) {
+    for (size_t i = 0; i < bundles_.size(); ++i) {
+      const Bundle *bundle = bundles_[i].get();
       if (!bundle->contains(key)) continue;
-      const std::string where = what + " from bundle " + escape_input(basename_of(bundle->path()));
+      const std::string where = what + " from " + bundle_origins_[i] + " " + escape_input(basename_of(bundle->path()));
       // Checked even to explain: an entry that fails its checksum or does
       // not decode is never named as the one that would serve.
       auto kb = bundle->find(key);
@@ -218,7 +220,13 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
   return unsupported(message);
 }
 
-StatusOr<Resolution> Resolver::resolve(const Contract &c) { return run(c, Mode::kResolve); }
+StatusOr<Resolution> Resolver::resolve(const Contract &c) {
+  // Recorded whatever the outcome (a contract no kernel serves yet is what
+  // the next bundle needs), unless no template takes it: precompile would
+  // refuse it.
+  if (options_.recorder && choose_template(c).ok()) options_.recorder->record(c);
+  return run(c, Mode::kResolve);
+}
 
 StatusOr<std::string> Resolver::explain(const Contract &c) {
   auto r = run(c, Mode::kExplain);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bundle.h"
+#include "contract_record.h"
 #include "disk_cache.h"
 #include "gatejit/jit_hook.h"
 #include "gatejit/kernel_binary.h"
@@ -22,6 +23,8 @@ struct ResolverOptions {
   bool disable_cache = false;
   DiskCacheOptions cache;  // dir "" = default_dir()
   bool disable_jit = false;
+  // GATEJIT_RECORD: every contract resolve() is asked for is appended here.
+  std::shared_ptr<ContractRecorder> recorder;
 };
 
 struct Resolution {
@@ -33,10 +36,12 @@ class Resolver {
  public:
   explicit Resolver(ResolverOptions options);
 
-  Status add_bundle(const std::string &path);
+  // `origin` names the bundle in explanations ("bundle kernels.gjb").
+  Status add_bundle(const std::string &path, const std::string &origin = "bundle");
   void set_jit(JitHook hook);
 
-  // Finds (and, where needed, compiles) the kernel for a normalised contract.
+  // Finds (and, where needed, compiles) the kernel for a normalised contract;
+  // records it first (ResolverOptions::recorder) when a template can serve it.
   StatusOr<Resolution> resolve(const Contract &c);
   // The path resolve() would take and why, without compiling or writing.
   StatusOr<std::string> explain(const Contract &c);
@@ -56,6 +61,7 @@ class Resolver {
   ResolverOptions options_;
   mutable std::shared_mutex mu_;
   std::vector<std::unique_ptr<Bundle>> bundles_;
+  std::vector<std::string> bundle_origins_;  // parallel to bundles_
   JitHook jit_;
   bool cache_opened_ = false;
   std::unique_ptr<DiskCache> cache_;

@@ -17,6 +17,7 @@
 #include "contract_derivation.h"
 #include "log.h"
 #include "native_code_cache.h"
+#include "shipped_bundle.h"
 
 namespace gatejit {
 namespace {
@@ -63,7 +64,14 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
   auto native_code = env_flag("GATEJIT_NATIVE_CODE");
   if (native_code.ok()) r.native_code = *native_code;
   else if (r.env_status.ok()) r.env_status = native_code.status();
+  auto shipped = env_flag("GATEJIT_SHIPPED_BUNDLE", true);
+  if (shipped.ok()) r.shipped_bundle = *shipped;
+  else if (r.env_status.ok()) r.env_status = shipped.status();
+  std::string record;
+  if (const char *path = std::getenv("GATEJIT_RECORD")) record = path;
   if (o) {
+    if (o->record_path) record = o->record_path;
+    if (o->disable_shipped_bundle) r.shipped_bundle = false;
     if (o->cache_dir) r.resolver.cache.dir = o->cache_dir;
     if (o->disable_cache) r.resolver.disable_cache = true;
     if (o->cache_read_only) r.resolver.cache.read_only = true;
@@ -71,6 +79,7 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
     for (auto &p : split_paths(o->bundle_path)) r.bundles.push_back(p);
   }
   for (auto &p : split_paths(std::getenv("GATEJIT_BUNDLE_PATH"))) r.bundles.push_back(p);
+  if (!record.empty()) r.resolver.recorder = std::make_shared<ContractRecorder>(record);
   if (const char *t = std::getenv("GATEJIT_TEMPLATE")) r.template_override = t;
   return r;
 }
@@ -99,7 +108,23 @@ Status RuntimeCore::init() {
     template_kind_ = *kind;
   }
   for (const std::string &path : options_.bundles) GATEJIT_RETURN_IF_ERROR(resolver_.add_bundle(path));
+  if (options_.shipped_bundle) load_shipped_bundle();
   return attach_jit_library();
+}
+
+// Not named by the user: a missing or unreadable shipped bundle is a note or
+// a warning, never an error (the runtime still serves bundles, cache and JIT).
+void RuntimeCore::load_shipped_bundle() {
+  const auto path = find_shipped_bundle();
+  if (!path) {
+    std::string searched;
+    for (const std::string &p : shipped_bundle_search_path(folder_of_runtime_binary()))
+      searched += (searched.empty() ? "" : ", ") + p;
+    log::info(std::string("no shipped bundle ") + kShippedBundleName + " (searched " + searched + ")");
+    return;
+  }
+  if (Status s = resolver_.add_bundle(*path, "the shipped bundle"); !s.ok())
+    log::warn_once("shipped bundle not loaded: " + s.message());
 }
 
 Status RuntimeCore::attach_jit_library() {

@@ -28,11 +28,15 @@ struct RuntimeOptions {
   // GATEJIT_NATIVE_CODE=1: PTX kernels load as cubins kept in the disk cache
   // (native_code_cache.h; off by default).
   bool native_code = false;
+  // Load the shipped bundle of generic kernels (shipped_bundle.h) after the
+  // named ones; GATEJIT_SHIPPED_BUNDLE=0 leaves it out.
+  bool shipped_bundle = true;
   // A malformed environment variable (GATEJIT_DISABLE_JIT=maybe): init() fails with it.
   Status env_status;
 };
 
-// Options from the C struct (may be null) and the environment.
+// Options from the C struct (may be null; as this library's struct: the C
+// API copies a smaller one in first) and the environment.
 RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o);
 
 class RuntimeCore {
@@ -99,6 +103,7 @@ class RuntimeCore {
   };
 
   Status attach_jit_library();
+  void load_shipped_bundle();
   StatusOr<DeviceBackend *> backend_for(gatejit_device_kind_t kind);
   StatusOr<Target> device_target(gatejit_device_kind_t kind, int ordinal);
   // The contract of a call: the device's target, the descriptors, and the

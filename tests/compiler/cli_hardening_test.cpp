@@ -7,10 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "bundle.h"
 #include "compiler/cli_run.h"
 
 namespace gatejit {
@@ -211,6 +214,105 @@ TEST(CliHardening, AnEmptySpecIsAnError) {
       gatejit_run(dir, "", "precompile " + (dir / "empty.json").string() + " -o " + (dir / "b.gjb").string());
   expect_one_error_line(r, "the list is empty; give at least one contract");
   EXPECT_FALSE(fs::exists(dir / "b.gjb"));
+}
+
+// ---- issue 45: bundle extract names files only from validated fields
+
+// A kernel of a hand-made bundle: every field a forger controls, behind
+// valid checksums (the writer seals whatever it is given).
+KernelBinary forged_kernel(const std::string &key, const std::string &contract_text, const std::string &symbol) {
+  KernelBinary kb;
+  kb.key = key;
+  kb.contract_text = contract_text;
+  kb.target = Target::kGfx950;
+  kb.format = BinaryFormat::kHsaco;
+  kb.symbol = symbol;
+  kb.geometry = {256, 64, false};
+  kb.toolchain = "forged";
+  kb.report_json = "{}";
+  kb.code = {0x7f, 'E', 'L', 'F', 1, 2, 3, 4};
+  return kb;
+}
+
+void write_bundle(const fs::path &path, const std::vector<KernelBinary> &kernels) {
+  BundleWriter w;
+  for (const KernelBinary &kb : kernels) ASSERT_TRUE(w.add(kb).ok());
+  ASSERT_TRUE(w.write(path.string(), false).ok());
+}
+
+// Every file under `root`, as paths relative to it.
+std::vector<std::string> tree_of(const fs::path &root) {
+  std::vector<std::string> out;
+  for (const auto &e : fs::recursive_directory_iterator(root)) out.push_back(fs::relative(e.path(), root).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(CliHardening, BundleExtractRefusesNamesAndIndexLinesFromForgedFields) {
+  const std::string key = "0123456789abcdef0123456789abcdef";
+  const std::string good = "gatejit-contract/1 target=gfx950 template=gemv dtype=bf16";
+  const struct {
+    const char *name;
+    std::string contract, symbol, needle;
+  } cases[] = {
+      {"template climbs out of -o", "gatejit-contract/1 target=gfx950 template=x/../../sentinel/ESC2 dtype=bf16",
+       "gatejit_k", "template 'x/../../sentinel/ESC2'"},
+      {"template with a NUL", std::string("gatejit-contract/1 target=gfx950 template=ab\0cd dtype=bf16", 58),
+       "gatejit_k", "template 'ab\\0cd'"},
+      {"contract with a newline", good + "\nforged.hsaco\tsym\tcontract", "gatejit_k", "contract text"},
+      {"contract with a tab", good + "\textra", "gatejit_k", "contract text"},
+      {"symbol with a newline", good, "gatejit_k\nforged.hsaco", "symbol 'gatejit_k\\nforged.hsaco'"},
+      {"symbol with a slash", good, "../gatejit_k", "symbol '../gatejit_k'"},
+  };
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    fs::create_directories(dir / "out" / "gfx950-x");  // what the climb needs to resolve
+    fs::create_directories(dir / "sentinel");
+    write_bundle(dir / "b.gjb", {forged_kernel(key, c.contract, c.symbol)});
+    const CliResult r = gatejit_run(dir, "", "bundle extract " + (dir / "b.gjb").string() + " -o " +
+                                                 (dir / "out").string());
+    expect_one_error_line(r, "entry " + key);
+    EXPECT_THAT(r.err, HasSubstr(c.needle));
+    EXPECT_TRUE(fs::is_empty(dir / "sentinel")) << "wrote outside -o";
+    EXPECT_EQ(tree_of(dir / "out"), std::vector<std::string>{"gfx950-x"}) << "wrote something";
+  }
+}
+
+TEST(CliHardening, BundleExtractWritesNothingWhenAnyEntryIsRefused) {
+  TempDir dir;
+  const std::string good = "gatejit-contract/1 target=gfx950 template=gemv dtype=bf16";
+  // Two entries whose 12-digit key prefixes collide would overwrite each
+  // other's file; a symlink in -o where a file goes is never followed.
+  write_bundle(dir / "dup.gjb", {forged_kernel("0123456789ab00000000000000000000", good, "gatejit_a"),
+                                 forged_kernel("0123456789ab11111111111111111111", good, "gatejit_b")});
+  fs::create_directories(dir / "out");
+  const CliResult dup =
+      gatejit_run(dir, "", "bundle extract " + (dir / "dup.gjb").string() + " -o " + (dir / "out").string());
+  expect_one_error_line(dup, "both write gfx950-gemv-0123456789ab.hsaco");
+  EXPECT_TRUE(fs::is_empty(dir / "out"));
+
+  write_bundle(dir / "ok.gjb", {forged_kernel("0123456789abcdef0123456789abcdef", good, "gatejit_a"),
+                                forged_kernel("fedcba98765432100123456789abcdef", good, "gatejit_b")});
+  fs::create_directories(dir / "elsewhere");
+  fs::create_symlink(dir / "elsewhere" / "victim", dir / "out" / "gfx950-gemv-fedcba987654.hsaco");
+  const CliResult link =
+      gatejit_run(dir, "", "bundle extract " + (dir / "ok.gjb").string() + " -o " + (dir / "out").string());
+  expect_one_error_line(link, "is a symbolic link");
+  EXPECT_TRUE(fs::is_empty(dir / "elsewhere"));
+  EXPECT_EQ(tree_of(dir / "out"), std::vector<std::string>{"gfx950-gemv-fedcba987654.hsaco"});
+
+  // Without the link: both files and an index of exactly three lines.
+  fs::remove(dir / "out" / "gfx950-gemv-fedcba987654.hsaco");
+  const CliResult ok =
+      gatejit_run(dir, "", "bundle extract " + (dir / "ok.gjb").string() + " -o " + (dir / "out").string());
+  ASSERT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_EQ(tree_of(dir / "out"), (std::vector<std::string>{"gfx950-gemv-0123456789ab.hsaco",
+                                                            "gfx950-gemv-fedcba987654.hsaco", "index.tsv"}));
+  EXPECT_EQ(slurp(dir / "out" / "index.tsv"),
+            "file\tsymbol\tcontract\n"
+            "gfx950-gemv-0123456789ab.hsaco\tgatejit_a\t" + good + "\n"
+            "gfx950-gemv-fedcba987654.hsaco\tgatejit_b\t" + good + "\n");
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ extern "C" {
  * weight scales). */
 /* 4: GATEJIT_FP8_E4M3 outs and gatejit_gate_args_t.out_scale (at the end:
  * version-2 and -3 callers' smaller structs are still read). */
-#define GATEJIT_API_VERSION 4
+/* 5: gatejit_runtime_options_t.record_path and .disable_shipped_bundle (at
+ * the end: a version-2 to -4 caller's smaller struct is still read). */
+#define GATEJIT_API_VERSION 5
 
 typedef struct gatejit_status_s *gatejit_status_t; /* NULL means success */
 typedef struct gatejit_runtime_s *gatejit_runtime_t;
@@ -101,6 +103,11 @@ typedef struct {
   int cache_read_only;     /* 1: load from the cache, never write (also GATEJIT_CACHE_READONLY=1) */
   int disable_jit;         /* 1: never compile (also GATEJIT_DISABLE_JIT=1) */
   const char *bundle_path; /* ':'-separated bundle files to load at creation (besides GATEJIT_BUNDLE_PATH) */
+  /* API version 5. */
+  const char *record_path;    /* append every contract resolved to this file, one JSON line each, for
+                                 `gatejit precompile --contracts` (also GATEJIT_RECORD=FILE; this wins) */
+  int disable_shipped_bundle; /* 1: do not load the shipped bundle of generic kernels (also
+                                 GATEJIT_SHIPPED_BUNDLE=0) */
 } gatejit_runtime_options_t;
 #define GATEJIT_RUNTIME_OPTIONS_INIT {sizeof(gatejit_runtime_options_t)}
 
