@@ -6,7 +6,7 @@ compile (`gatejit compile --json` with GATEJIT_MMA_TUNING), so the code
 object's facts and gates are the ones the planner's plan gets; candidates
 the planner's fit rules turn into the same tuning and grid count once.
 
-These are predictions, not measurements (docs/gfx950-model.md). A plan the
+These are predictions, not measurements (research/gfx950-model.md). A plan the
 search ranks first is a candidate for a sweep on the H200, not a result.
 
     bench/model_search.py --m 512 2048 --n 1536 --space tiled --json out.json

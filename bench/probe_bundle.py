@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Probe bundles: the sm_90 wgmma tiles with one part of the kernel left out,
-to time the rest (docs/perf-notes.md, v34). Run HERE (the LLVM machine):
+to time the rest (research/perf-notes.md, v34). Run HERE (the LLVM machine):
 
     python3 bench/probe_bundle.py neither nowait noproducts
     python3 bench/probe_bundle.py pronly nowait --tuning wg=2,bn=128

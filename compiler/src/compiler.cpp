@@ -34,7 +34,7 @@ StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, const
   llvm::LLVMContext llvm_ctx;
   auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx, &phases);
   if (!module.ok()) return module.status();
-  limit_kernel_occupancy(**module, plan.min_waves_per_simd, plan.max_waves_per_simd);
+  limit_kernel_occupancy(**module, plan.schedule.waves.min, plan.schedule.waves.max);
   if (!target_is_amdgpu(target)) return codegen(**module, target, CodegenOutput::kAssembly, &phases);
   auto object = codegen(**module, target, CodegenOutput::kObject, &phases);
   if (!object.ok()) return object.status();
@@ -108,7 +108,9 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   const std::string toolchain = fingerprint_with(tuning_override);  // hashes every template: once per compile
   phases.mark("fingerprint");
   (*report)["toolchain"] = toolchain;
-  if (!plan->tuning_choices.empty()) (*report)["tuning"] = plan->tuning_choices;
+  nlohmann::json tuning = nlohmann::json::object();
+  for (const auto &[name, value] : compiler::report(*plan)) tuning[name] = value;
+  if (!tuning.empty()) (*report)["tuning"] = tuning;
   // The model reads the launch shape of the contract asked for (a generic
   // plan's contract has none).
   if (Status s = add_model_report(c, *plan, *code, *report); !s.ok()) return s;
@@ -150,7 +152,7 @@ StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
       llvm::LLVMContext ctx;
       auto module = lower_to_llvm_ir(*text, target, ctx);
       if (!module.ok()) return module.status();
-      limit_kernel_occupancy(**module, plan->min_waves_per_simd, plan->max_waves_per_simd);
+      limit_kernel_occupancy(**module, plan->schedule.waves.min, plan->schedule.waves.max);
       auto out = codegen(**module, target, stage == Stage::kLlvm ? CodegenOutput::kOptimizedIr : CodegenOutput::kAssembly);
       if (!out.ok()) return out.status();
       return std::string(out->begin(), out->end());

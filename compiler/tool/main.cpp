@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
   add(add_cache_command);
   add(add_precompile_command);
   add(add_bundle_command);
+  add(add_plan_command);
   // A first word that names no subcommand: say so (CLI11 would only say that
   // a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {

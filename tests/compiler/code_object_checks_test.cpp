@@ -257,7 +257,7 @@ TEST_P(SeedGemvCode, VectorLoadsAndDppReduction) {
 
   // Occupancy: the kernel is scheduled for the waves per SIMD its grid
   // places (WAVES_PER_EU, "amdgpu-waves-per-eu"); a SIMD's 512 registers a
-  // lane hold that many waves (docs/gfx950-model.md).
+  // lane hold that many waves (research/gfx950-model.md).
   const int64_t waves = r["tuning"].value("WAVES_PER_EU", 0);
   ASSERT_GE(waves, 1) << r["tuning"].dump();
   EXPECT_LE(r["kernels"][0].value("vgpr_count", 1000) + r["kernels"][0].value("agpr_count", 0), 512 / waves);

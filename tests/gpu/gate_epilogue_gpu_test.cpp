@@ -783,7 +783,7 @@ TEST_F(GpuTest, GraphReplayFollowsNewInputs) {
 // attn the output of the call before it, with no synchronisation in between:
 //   x[i + 1] = x[i] * act(x[i] @ W^T)
 // A launch that did not order after its producer (a wrong stream, a launch
-// attribute that lets it start early: v16 in docs/perf-notes.md tried one)
+// attribute that lets it start early: v16 in research/perf-notes.md tried one)
 // would read the NaN poison of x[i]. Run directly and as a replayed graph (how
 // the benchmarks and the serving engines launch); every step is checked
 // against the reference computed from the step's actual input.
