@@ -38,7 +38,7 @@ std::string templates_hash() {
   XXH3_state_t *state = XXH3_createState();
   XXH3_64bits_reset(state);
   for (size_t i = 0; i < kEmbeddedTemplateCount; ++i) {
-    XXH3_64bits_update(state, kEmbeddedTemplates[i].name, std::strlen(kEmbeddedTemplates[i].name) + 1);
+    XXH3_64bits_update(state, kEmbeddedTemplates[i].path, std::strlen(kEmbeddedTemplates[i].path) + 1);
     XXH3_64bits_update(state, kEmbeddedTemplates[i].text, std::strlen(kEmbeddedTemplates[i].text) + 1);
   }
   const unsigned long long h = XXH3_64bits_digest(state);

@@ -1,5 +1,5 @@
-// The kernel templates (templates/*.mlir), embedded at build time, and the
-// ${NAME} substitution that fills them.
+// The kernel templates (templates/<role>/<name>.mlir), embedded at build
+// time, and the ${NAME} substitution that fills them.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,8 @@
 namespace gatejit::compiler {
 
 struct EmbeddedTemplate {
-  const char *name;  // file name without .mlir
+  const char *name;  // file name without .mlir, unique across role folders ("gemv")
+  const char *path;  // role folder and name ("kernels/gemv")
   const char *text;
 };
 extern const EmbeddedTemplate kEmbeddedTemplates[];
@@ -26,8 +27,9 @@ StatusOr<std::string> template_text(std::string_view name);
 // error naming it (a template and its generator out of step).
 StatusOr<std::string> substitute(std::string_view text, const TemplateParams &params);
 
-// XXH3-64 over every embedded template, as 16 hex digits: part of the
-// compiler fingerprint, so editing a template invalidates cached kernels.
+// XXH3-64 over every embedded template (its path and text), as 16 hex
+// digits: part of the compiler fingerprint, so editing, renaming or moving a
+// template invalidates cached kernels.
 std::string templates_hash();
 
 }  // namespace gatejit::compiler

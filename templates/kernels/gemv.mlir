@@ -45,7 +45,7 @@
 //   ${BLOCK_COLS}   output columns of a workgroup (its groups x ROWS)
 //   ${SUMS} ${PIECES} ${PIECE_SLOTS} ${ROW_PIECES}  the epilogue's workgroup
 //                   sums (M_MAX x BLOCK_COLS) and pieces (VW columns of a row)
-//   ${VW} ...       the piece epilogue's (templates/epilogue_pieces.mlir)
+//   ${VW} ...       the piece epilogue's (epilogue/epilogue_pieces.mlir)
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_gemv_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>> {alignment = 16}

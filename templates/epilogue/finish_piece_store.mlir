@@ -1,4 +1,4 @@
-    // @finish_piece for an out in attn's dtype (templates/epilogue_pieces.mlir
+    // @finish_piece for an out in attn's dtype (epilogue/epilogue_pieces.mlir
     // documents the parameters): the gated values go straight to out.
     // Outputs (row, col .. col + VW - 1) from their fp32 sums and attn values
     // (@load_piece_attn); col is a multiple of VW, row < M and col < N. One
