@@ -3,6 +3,7 @@
 // bundle. A spec is a JSON list of contracts whose "m" may also be a list of
 // values or a range {"min": 1, "max": 16}. The generic kernel of every
 // (target, dtype, act, rounding) is added too, so the bundle has a fallback.
+// A spec may expand to at most limits::kPrecompileContracts contracts.
 #include <unistd.h>
 
 #include <atomic>
@@ -100,15 +101,27 @@ StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
     }
     return Status::Ok();
   };
+  // Every item expanded and counted before any template is chosen or
+  // anything compiles, so a spec past the cap is refused after at most one
+  // item's expansion past it.
+  std::vector<Contract> expanded;
+  size_t count = 0;
   for (size_t i = 0; i < spec.size(); ++i) {
     auto contracts = expand_item(spec[i], i);
     if (!contracts.ok()) return contracts.status();
-    for (Contract c : *contracts) {
-      if (targets.empty()) GATEJIT_RETURN_IF_ERROR(add(c));
-      for (Target t : targets) {
-        c.target = t;
-        GATEJIT_RETURN_IF_ERROR(add(c));
-      }
+    count += contracts->size() * std::max<size_t>(1, targets.size());
+    if (count > limits::kPrecompileContracts)
+      return invalid_argument(what + ": expands to more than " + std::to_string(limits::kPrecompileContracts) +
+                              " contracts (item " + std::to_string(i) + " goes past; each m value of each item counts "
+                              "once per target): split it into several bundles, or give \"m\": \"dynamic\" with "
+                              "\"m_max\", one kernel for every M up to it (docs/runtime.md)");
+    expanded.insert(expanded.end(), contracts->begin(), contracts->end());
+  }
+  for (Contract c : expanded) {
+    if (targets.empty()) GATEJIT_RETURN_IF_ERROR(add(c));
+    for (Target t : targets) {
+      c.target = t;
+      GATEJIT_RETURN_IF_ERROR(add(c));
     }
   }
   return jobs;
