@@ -423,5 +423,20 @@ TEST(CliHardening, PrecompileRefusesMoreContractsThanItsCap) {
   expect_one_error_line(range, "more than 16384 contracts");
 }
 
+// An empty GATEJIT_CACHE_DIR means unset (docs/cache.md), as an empty
+// XDG_CACHE_HOME does; an empty --dir names no folder and is a usage error.
+TEST(CliHardening, AnEmptyCacheDirIsUnsetAndAnEmptyDirFlagIsAnError) {
+  TempDir dir;
+  fs::create_directories(dir / "home");
+  const std::string env = "HOME=" + (dir / "home").string() + " XDG_CACHE_HOME= GATEJIT_CACHE_DIR=";
+  const CliResult stats = gatejit_run(dir, env, "cache stats");
+  EXPECT_EQ(stats.rc, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr((dir / "home" / ".cache" / "gatejit").string()));
+  const CliResult flag = gatejit_run(dir, "", "cache stats --dir ''");
+  EXPECT_EQ(flag.rc, 2) << flag.out << flag.err;
+  EXPECT_THAT(flag.err, HasSubstr("--dir"));
+  EXPECT_THAT(flag.err, HasSubstr("empty"));
+}
+
 }  // namespace
 }  // namespace gatejit
