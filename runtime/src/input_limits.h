@@ -12,6 +12,11 @@ namespace gatejit::limits {
 inline constexpr uint64_t kContractJsonBytes = uint64_t(1) << 20;  // 1 MiB
 // A precompile spec: a list of contracts.
 inline constexpr uint64_t kSpecBytes = uint64_t(16) << 20;  // 16 MiB
+// The contracts of one precompile spec, counted as the spec expands them
+// (each m value of each item, once per target, before duplicates merge):
+// a deployment bundle holds tens to hundreds, and past this a spec is a
+// mistake that would compile for hours (docs/runtime.md says why this many).
+inline constexpr size_t kPrecompileContracts = 16384;
 // Nesting of any JSON input (a contract is 2 levels deep, a spec 4).
 inline constexpr size_t kJsonDepth = 64;
 // A bundle file (read whole at open).

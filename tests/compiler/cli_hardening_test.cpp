@@ -402,5 +402,41 @@ TEST(CliHardening, NumbersPastInt64AreEchoedAsGiven) {
   EXPECT_THAT(p.err, Not(HasSubstr("-1")));
 }
 
+// 200,000 contracts fit under the spec's 16 MiB and would compile for hours:
+// refused at once, naming the cap, with no bundle written.
+TEST(CliHardening, PrecompileRefusesMoreContractsThanItsCap) {
+  TempDir dir;
+  std::string spec = "[";
+  for (int i = 0; i < 200000; ++i) spec += std::string(i ? "," : "") + R"({"m":1,"n":256,"k":)" + std::to_string(512 + 8 * i) + "}";
+  write_text(dir / "big.json", spec + "]");
+  // Killed after 60 s (exit 137) were it to compile; refused, it is done in
+  // seconds (most of them parsing the 5 MB spec).
+  const CliResult r =
+      gatejit_run(dir, "", "precompile " + (dir / "big.json").string() + " -o " + (dir / "b.gjb").string(), 60);
+  expect_one_error_line(r, "more than 16384 contracts");
+  EXPECT_FALSE(fs::exists(dir / "b.gjb"));
+  // A range counts each M, on each target.
+  write_text(dir / "range.json", R"([{"m": {"min": 1, "max": 4096}, "n": 256, "k": 512},
+                                       {"m": {"min": 1, "max": 4096}, "n": 512, "k": 512}])");
+  const CliResult range = gatejit_run(dir, "", "precompile " + (dir / "range.json").string() +
+                                                   " --targets gfx950,gfx942,sm_90 -o " + (dir / "b.gjb").string(), 60);
+  expect_one_error_line(range, "more than 16384 contracts");
+}
+
+// An empty GATEJIT_CACHE_DIR means unset (docs/cache.md), as an empty
+// XDG_CACHE_HOME does; an empty --dir names no folder and is a usage error.
+TEST(CliHardening, AnEmptyCacheDirIsUnsetAndAnEmptyDirFlagIsAnError) {
+  TempDir dir;
+  fs::create_directories(dir / "home");
+  const std::string env = "HOME=" + (dir / "home").string() + " XDG_CACHE_HOME= GATEJIT_CACHE_DIR=";
+  const CliResult stats = gatejit_run(dir, env, "cache stats");
+  EXPECT_EQ(stats.rc, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr((dir / "home" / ".cache" / "gatejit").string()));
+  const CliResult flag = gatejit_run(dir, "", "cache stats --dir ''");
+  EXPECT_EQ(flag.rc, 2) << flag.out << flag.err;
+  EXPECT_THAT(flag.err, HasSubstr("--dir"));
+  EXPECT_THAT(flag.err, HasSubstr("empty"));
+}
+
 }  // namespace
 }  // namespace gatejit

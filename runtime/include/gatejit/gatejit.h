@@ -110,7 +110,8 @@ typedef enum {
 
 typedef struct {
   size_t struct_size;      /* sizeof(gatejit_runtime_options_t), as for the call's arguments */
-  const char *cache_dir;   /* NULL: $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit */
+  const char *cache_dir;   /* NULL or "": $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit
+                              (an empty variable counts as unset) */
   int disable_cache;       /* 1: never touch the disk cache */
   int cache_read_only;     /* 1: load from the cache, never write (also GATEJIT_CACHE_READONLY=1) */
   int disable_jit;         /* 1: never compile (also GATEJIT_DISABLE_JIT=1) */
