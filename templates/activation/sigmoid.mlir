@@ -1,3 +1,4 @@
+// kind: snippet
     // sigmoid(x) = 1 / (1 + exp(-x)), in the overflow-free form:
     // e = 2^(-|x| log2 e); sigmoid = x >= 0 ? 1 / (1 + e) : e / (1 + e).
     // exp2 is a native instruction on both targets (v_exp_f32, ex2.approx.f32).

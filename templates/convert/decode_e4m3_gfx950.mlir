@@ -1,3 +1,4 @@
+// kind: snippet
     // Four OCP e4m3 bytes to fp32, exactly: v_cvt_pk_f32_fp8 converts the low
     // or the high two bytes of a dword (gfx950 reads them as OCP e4m3;
     // gfx942's same instruction reads fnuz, so the contract refuses gfx942).

@@ -1,3 +1,4 @@
+// kind: snippet
     // Four OCP e4m3 bytes to fp32, exactly: cvt.rn.f16x2.e4m3x2 (sm_89 on)
     // gives each pair as f16 (every e4m3 value is an f16 value), then f16 to
     // f32.

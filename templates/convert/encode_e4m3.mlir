@@ -1,3 +1,4 @@
+// kind: snippet
     // fp32 -> OCP e4m3 ("e4m3fn"), rounding to nearest even, for |x| <= 448
     // (callers clamp first) and NaN (0x7f with the sign). Normal results
     // rebias the exponent (127 -> 7) and drop 20 mantissa bits with ties to

@@ -1,3 +1,9 @@
+// kind: snippet
+// param STAGE_BYTES: bytes of one stage
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param STAGE_MEMREF: the memref type of one stage
+// param WAIT_YOUNGER_CASES: gfx950's waits for a tile with 1 .. STAGES_AHEAD - 1 tiles issued after it
+// param REFILL_ALWAYS: whether every tile refills a slot, past the end with the last tile again (no branch before the reads)
     // gfx950 copies for mma_tiled: global_load_lds_dwordx4, 16 bytes per lane
     // from global memory straight into LDS (no registers, no ds_write). The
     // instruction writes a wave's 64 lanes to consecutive 16-byte slots from

@@ -1,3 +1,8 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param STAGE_MEMREF: the memref type of one stage
+// param PENDING: what the target's wait counts for STAGES_PENDING stages (copy groups, or loads)
+// param REFILL_ALWAYS: whether every tile refills a slot, past the end with the last tile again (no branch before the reads)
     // sm_90 asynchronous copies for mma_tiled: cp.async.cg (16 bytes, cached
     // in L2 only: a chunk is read once per block), committed in groups, one
     // group per stage; and the device-scope fence of the K-split meeting.

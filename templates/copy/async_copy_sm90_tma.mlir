@@ -1,3 +1,12 @@
+// kind: snippet
+// param STAGES: stages in the ring
+// param BARRIERS: byte offset of the stage barriers (after the stages)
+// param STAGE_MEMREF: the memref type of one stage
+// param BK: K elements of a stage
+// param BN: weight rows (output columns) of a workgroup tile
+// param WARPGROUPS: warpgroups that release a slot
+// param COUNTERS_AFTER_BARRIERS: byte offset of the slot counters from the barriers
+// param STAGE_BYTES: bytes of one stage
     // sm_90 copies for mma_tiled through the tensor memory accelerator (TMA):
     // one thread hands a whole stage to the copy engine as two boxes, BN
     // weight rows and BM hidden rows of BK = 64 elements, described by the

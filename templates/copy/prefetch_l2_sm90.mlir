@@ -1,3 +1,4 @@
+// kind: snippet
     // A hint that the line holding byte address %addr (global memory) is
     // wanted soon: prefetch.global.L2::evict_normal. No register, no wait:
     // the later load of that line hits L2 instead of DRAM.

@@ -1,3 +1,16 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param STAGE_MEMREF: the memref type of one stage
+// param BLOCK: threads a workgroup
+// param BK: K elements of a stage
+// param BN: weight rows (output columns) of a workgroup tile
+// param N_LAST: N - 1
+// param LDW: row stride of weight (elements)
+// param LDH: row stride of hidden (elements)
+// param W_CPT: weight chunks a thread copies a stage
+// param H_CPT: hidden chunks a thread copies a stage
+// param CHUNKS: 16-byte chunks of a stage row: BK / 8
+// param SWIZZLE_SOURCE: whether a copy permutes the chunk it fetches (true) or the slot it writes
     // mma_tiled's stage copy by every thread, one 16-byte chunk at a time
     // (sm_90 cp.async, gfx950 global_load_lds: the target's @copy_to_stage).
     // %bars and %pick are the TMA form's (async_copy_sm90_tma.mlir).

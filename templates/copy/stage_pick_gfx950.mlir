@@ -1,3 +1,9 @@
+// kind: fragment
+// param STAGE_MEMREF: the memref type of one stage
+// param STAGE_BYTES: bytes of one stage
+// param ROWS: rows of a stage: BN weight rows, then BM hidden rows
+// param BK: K elements of a stage
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
           // (stage_pick_gfx950: each stage is its own workgroup global of
           // bytes; %pick is a constant once the K loop's ring is unrolled.)
           %stage = scf.index_switch %pick -> ${STAGE_MEMREF}

@@ -1,3 +1,5 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
     // Epilogue, rounding policy "boundary": exactly the unfused PyTorch
     // expression act(linear(h, W)) * attn in storage dtype ${T}:
     // the projection, the activation and the product are each rounded to ${T};

@@ -1,3 +1,5 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
     // Epilogue, rounding policy "fused": fp32 from the accumulator to the
     // store, one rounding to ${T} at the end. (For f32 storage this is also
     // what "boundary" means: every rounding to f32 is the identity.)

@@ -1,3 +1,7 @@
+// kind: fragment
+// param EPI_PARTS: parts of the staged tile (each over one stage slot)
+// param STAGE_BYTES: bytes of one stage
+// param EPI_PART_FLOATS: floats of one part: EPI_PART_ROWS x EPI_LD
           // (epilogue_part_gfx950: part %part of the staged epilogue's tile is
           // stage global %part viewed as f32, free once the K loop is over.
           // A select over the EPI_PARTS parts only: the loop is unrolled and

@@ -1,3 +1,6 @@
+// kind: fragment
+// param STAGE_BYTES: bytes of one stage
+// param EPI_PART_FLOATS: floats of one part: EPI_PART_ROWS x EPI_LD
           // (epilogue_part_sm90: part %part of the staged epilogue's tile lies
           // over stage slot %part of the dynamic workgroup memory, as gfx950's
           // parts lie in its stage globals, so the H200 runs the same split.)

@@ -1,3 +1,20 @@
+// kind: snippet
+// param VW: outputs of an epilogue piece: consecutive columns of one row
+// param VW_BYTES: a piece's bytes in attn's type
+// param VW_BYTES_MASK: VW_BYTES - 1: the alignment a wide access needs
+// param WIDE_STRIDES: whether the attn and out strides keep every row's pieces aligned
+// param WIDE_PATH: whether the target takes wide accesses (false where unaligned vectors fault)
+// param N: output columns N
+// param N_LAST: N - 1
+// param LDA: row stride of attn (elements)
+// param LDO: row stride of out (elements)
+// param PIECE_SLOTS: pieces a thread finishes: ceil(PIECES / BLOCK)
+// param PIECES_WHOLE: whether N is a multiple of VW (no partial piece)
+// param A_SIZE: elements of the attn memref
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param O_SIZE: elements of the out memref
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param VW_ELEMENT_BYTES: bytes of one attn element
     // The epilogue a piece at a time (gemv and mma): VW consecutive outputs
     // of one row, 16 bytes of 2-byte elements where the block is that wide.
     // @finish_piece, the entry point that finishes a piece, comes from

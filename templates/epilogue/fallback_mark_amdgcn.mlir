@@ -1,3 +1,4 @@
+// kind: snippet
     // Marks the code of the epilogue's element-wise fallback (the path a
     // launch with attn and out on 16 bytes never takes): `s_nop 15`, a no-op
     // LLVM never emits itself (its hazard nops are `s_nop 0`-`s_nop 7`). The

@@ -1,3 +1,4 @@
+// kind: snippet
     // Marks the code of the epilogue's element-wise fallback (the path a
     // launch with attn and out on 16 bytes never takes): a PTX comment,
     // which the code facts read and ptxas ignores. The code facts leave

@@ -1,3 +1,12 @@
+// kind: snippet
+// param BLOCK: threads a workgroup
+// param WAVE: lanes a wave (64 on gfx9, 32 on sm_90)
+// param BLOCK_WAVES: waves a workgroup
+// param GROUP_WAVES: waves a group of 128 columns spans: 128 / WAVE
+// param SPAN: the generic kernel's nominal extent of every buffer (sizes come at launch)
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param KERNEL_OUT_SCALE_PARAM: the fp8 out's scales as the kernel's last argument (empty otherwise)
     // The generic template's epilogue entry points for an fp8 out, per token
     // group of 128 columns: a workgroup is BLOCK consecutive columns of one
     // row (BLOCK a multiple of 128, N one too: each group lies in one

@@ -1,3 +1,7 @@
+// kind: snippet
+// param SPAN: the generic kernel's nominal extent of every buffer (sizes come at launch)
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
     // The generic template's epilogue entry points for an out in attn's
     // dtype: each thread stores its own output (@finish_element, called
     // under the thread's bounds check) and nothing waits for the workgroup

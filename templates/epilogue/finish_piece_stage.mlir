@@ -1,3 +1,11 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param STAGE_SIZE: elements of the fp8 out's stage of gated values (M_MAX x N)
+// param N: output columns N
+// param VW: outputs of an epilogue piece: consecutive columns of one row
+// param VW_BYTES: a piece's bytes in attn's type
+// param O_SIZE: elements of the out memref
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
     // @finish_piece for an fp8 out (per token group of 128 columns): the
     // gated values of the piece, in attn's dtype ${T}, wait in the module's
     // stage (row-major M_MAX x N) until every workgroup of their group has

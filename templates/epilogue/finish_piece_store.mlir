@@ -1,3 +1,12 @@
+// kind: snippet
+// param O_SIZE: elements of the out memref
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param VW: outputs of an epilogue piece: consecutive columns of one row
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param N: output columns N
+// param LDO: row stride of out (elements)
+// param PIECES_WHOLE: whether N is a multiple of VW (no partial piece)
+// param VW_BYTES: a piece's bytes in attn's type
     // @finish_piece for an out in attn's dtype (epilogue/epilogue_pieces.mlir
     // documents the parameters): the gated values go straight to out.
     // Outputs (row, col .. col + VW - 1) from their fp32 sums and attn values

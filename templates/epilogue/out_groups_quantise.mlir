@@ -1,3 +1,23 @@
+// kind: snippet
+// param N: output columns N
+// param LDO: row stride of out (elements)
+// param BANDS: the fp8 out's groups of 128 columns: N / 128
+// param OUT_BLOCK_COLS: output columns a workgroup finishes (divides 128)
+// param OUT_ROW_BLOCK: rows a workgroup finishes
+// param GROUP_COUNTERS: arrival counters of the fp8 out's groups (row blocks x BANDS)
+// param OUT_VEC: values a lane quantises at once in a band's row
+// param OUT_VEC_BYTES: OUT_VEC values in attn's type, in bytes
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param OUT_ROW_LANES: lanes a row of a band: 128 / OUT_VEC
+// param WAVE: lanes a wave (64 on gfx9, 32 on sm_90)
+// param OUT_PASS_ROWS: rows of a band quantised in one pass of the workgroup
+// param OUT_PASSES: passes over a band's rows
+// param OUT_LDO_WIDE: whether every row's codes start on OUT_VEC bytes (whole stores)
+// param OS_SIZE: elements of the fp8 out's scale memref (M_MAX x N / 128)
+// param DEVICE_SCOPE: the target's name of the device-wide memory scope (agent | device)
+// param STAGE_SIZE: elements of the fp8 out's stage of gated values (M_MAX x N)
+// param O_SIZE: elements of the out memref
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
     // @out_groups_done for an fp8 out, per token group of 128 columns
     // (contract.h's OutScale). A group's scale needs all its 128 gated
     // values, which several workgroups compute: each workgroup, having

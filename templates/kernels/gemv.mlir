@@ -1,3 +1,57 @@
+// kind: kernel
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param T_HIDDEN: the element type of hidden (bf16 | f16)
+// param T_WEIGHT: the weight's storage type (the 16-bit type, or i8 for e4m3)
+// param T_DOT: what @weight_pairs gives @dot2: T_WEIGHT, or f32 for a decoded e4m3 weight
+// param KERNEL_SCALE_PARAM: the fp8 weight's scales as the kernel's last argument (empty for 16-bit weights)
+// param SCALE_PARAM: the weight snippets' scale parameters: the scales and their K blocks (empty for 16-bit weights)
+// param SCALE_ARG: the scale arguments passed to the weight snippets (empty for 16-bit weights)
+// param SCALE_TYPE: the types of SCALE_ARG (empty for 16-bit weights)
+// param SCALE_KB: 128-wide K blocks of a block-scaled weight: ceil(K / 128)
+// param WAVE: lanes a wave (64 on gfx9, 32 on sm_90)
+// param WAVES: waves a workgroup
+// param BLOCK: threads a workgroup
+// param ROWS: weight rows (output columns) a wave owns
+// param UNROLL: steps loaded before their products
+// param VEC: elements of a 16-byte weight vector (hidden: as many)
+// param M_MAX: rows of hidden the kernel is specialised for (M <= M_MAX)
+// param ACC: accumulators a lane keeps: ROWS x M_MAX
+// param PAIRS: element pairs of a 16-byte vector: VEC / 2
+// param PART: independent partial sums an accumulator keeps (dot chains in flight)
+// param ACC_LEN: accumulator elements: ACC x PART
+// param OWN_SLOTS: outputs a lane owns in the epilogue: ceil(ACC / WAVE)
+// param N: output columns N
+// param N_LAST: N - 1
+// param KVECS: 16-byte vectors of a row: K / VEC
+// param KSPLIT: waves that split the K range of one column group
+// param K_FULL_ALL: wave-wide steps in which every lane has a vector: KVECS / WAVE
+// param K_FULL: full steps a wave: K_FULL_ALL / KSPLIT
+// param K_GROUPS: trips of UNROLL full steps a wave
+// param K_REM: the first step the groups do not cover: K_GROUPS x UNROLL
+// param K_ITERS: all steps: ceil(KVECS / WAVE)
+// param LDH: row stride of hidden (elements)
+// param LDW: row stride of weight (elements)
+// param H_SIZE: elements of the hidden memref
+// param W_SIZE: elements of the weight memref
+// param A_SIZE: elements of the attn memref
+// param O_SIZE: elements of the out memref
+// param SYMBOL: the kernel's symbol
+// param BLOCK_COLS: output columns of a workgroup
+// param SUMS: floats of the workgroup's finished sums
+// param PIECES: the workgroup's pieces
+// param PIECE_SLOTS: pieces a thread finishes: ceil(PIECES / BLOCK)
+// param ROW_PIECES: pieces of one row
+// param VW: outputs of an epilogue piece: consecutive columns of one row
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param KERNEL_OUT_SCALE_PARAM: the fp8 out's scales as the kernel's last argument (empty otherwise)
+// param ATTN_BEFORE_LOOP: whether attn is loaded before the K loop
+// param ATTN_AFTER_LOOP: whether attn is loaded right after the K loop
+// param ATTN_PREFETCH: whether attn's lines are asked into L2 at the kernel's start
+// param GROUP_WEIGHTS_FIRST: whether a group's weight loads all go out before its hidden loads
+// param W_ZERO: a zero of the weight's storage type (0.0, or 0 for e4m3)
+// param OUT_SCALE_ARG: the out scales passed to the out's entry points (empty otherwise)
+// param OUT_SCALE_TYPE: the type of OUT_SCALE_ARG (empty otherwise)
+// param EPILOGUE: the snippets the kernel calls, filled in
 // gemv: the decode-path template (M <= 16). Each wave owns ROWS output
 // columns n (ROWS rows of weight); each lane streams 16-byte vectors of those
 // rows, UNROLL vectors per row in flight, and keeps one fp32 accumulator per
@@ -7,45 +61,8 @@
 // finishes its outputs in pieces of VW columns of a row, 16 or 8 bytes wide
 // where attn and out allow (epilogue_pieces.mlir). The weight is read
 // exactly once.
-//
-// Parameters (filled by the generator, see compiler/src/kernel_plan.cpp):
-//   ${T}            element type of attn and out (bf16 | f16)
-//   ${T_HIDDEN}     element type of hidden (bf16 | f16)
-//   ${T_WEIGHT}     storage type of the weight (bf16 | f16, or i8 for e4m3)
-//   ${T_DOT}        what @weight_pairs gives the dot snippet (T_WEIGHT, or f32)
-//   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} ${SCALE_KB}
-//                   the weight scales' kernel argument and how the weight
-//                   snippet (@weight_pairs) receives it; empty for 16-bit
-//                   weights
-//   ${WAVE}         wave/warp size (64 on gfx9xx, 32 on sm_90)
-//   ${WAVES}        waves per workgroup
-//   ${BLOCK}        WAVE * WAVES
-//   ${ROWS}         weight rows (output columns) per wave
-//   ${UNROLL}       16-byte vectors per weight row loaded before use
-//   ${VEC}          elements per 16-byte weight vector (hidden: the same count)
 // Products go through @dot2 (a per-target snippet: fp32 FMAs, or the gfx950
 // packed dot instruction).
-//   ${M_MAX}        rows of hidden the kernel is specialised for (M <= M_MAX)
-//   ${ACC}          ROWS * M_MAX accumulators
-//   ${PAIRS}        VEC / 2: element pairs per vector (the unit of the dot2 snippet)
-//   ${PART}         independent partial sums per accumulator (dot chains in flight)
-//   ${ACC_LEN}      ACC * PART: accumulator i's partial p is element i * PART + p
-//   ${OWN_SLOTS}    ceil(ACC / WAVE): outputs a lane owns in the epilogue
-//   ${N} ${N_LAST}  problem size N and N - 1
-//   ${KVECS}        K / VEC: 16-byte vectors per row
-//   ${KSPLIT}       waves that split the K range of one group of ROWS columns
-//   ${K_FULL_ALL}   KVECS / WAVE: wave-wide steps in which every lane has a vector
-//   ${K_FULL}       K_FULL_ALL / KSPLIT: full steps per wave
-//   ${K_GROUPS}     trips of UNROLL full steps per wave
-//   ${K_REM}        K_GROUPS * UNROLL: the first step not covered by the groups
-//   ${K_ITERS}      ceil(KVECS / WAVE)
-//   ${LDH} ${LDW} ${LDA} ${LDO}   leading dimensions (elements)
-//   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}  extent of each buffer (elements)
-//   ${SYMBOL}       kernel symbol
-//   ${BLOCK_COLS}   output columns of a workgroup (its groups x ROWS)
-//   ${SUMS} ${PIECES} ${PIECE_SLOTS} ${ROW_PIECES}  the epilogue's workgroup
-//                   sums (M_MAX x BLOCK_COLS) and pieces (VW columns of a row)
-//   ${VW} ...       the piece epilogue's (epilogue/epilogue_pieces.mlir)
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_gemv_sums : memref<${SUMS}xf32, #gpu.address_space<workgroup>> {alignment = 16}

@@ -1,21 +1,22 @@
+// kind: kernel
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param KERNEL_OUT_SCALE_PARAM: the fp8 out's scales as the kernel's last argument (empty otherwise)
+// param OUT_SCALE_ARG: the out scales passed to the out's entry points (empty otherwise)
+// param OUT_SCALE_TYPE: the type of OUT_SCALE_ARG (empty otherwise)
+// param T_WEIGHT: the weight's storage type (the 16-bit type, or i8 for e4m3)
+// param KERNEL_SCALE_PARAM: the fp8 weight's scales as the kernel's last argument (empty for 16-bit weights)
+// param SCALE_ARG: the scale arguments passed to the weight snippets (empty for 16-bit weights)
+// param SCALE_TYPE: the types of SCALE_ARG (empty for 16-bit weights)
+// param BLOCK: threads a workgroup
+// param SPAN: the generic kernel's nominal extent of every buffer (sizes come at launch)
+// param SYMBOL: the kernel's symbol
+// param EPILOGUE: the snippets the kernel calls, filled in
 // generic: the fallback template. Any M, N, K, any leading dimensions and any
 // alignment of the element type: every size is a kernel argument, so one
 // compiled kernel serves every shape of its (target, dtype, act, rounding).
 // One thread per output element (grid: ceil(N / BLOCK) x M), scalar loads,
 // fp32 accumulation, the same epilogue as every other template.
-//
-// Parameters:
-//   ${T}      element type of hidden and attn, and of the gated value (bf16 | f16 | f32)
-//   ${T_OUT}  element type of out (${T}, or i8 for an fp8 out)
-//   ${KERNEL_OUT_SCALE_PARAM} ${OUT_SCALE_ARG} ${OUT_SCALE_TYPE} an fp8 out's
-//             scales (the kernel's last argument; empty otherwise)
-//   ${T_WEIGHT} storage type of the weight (${T}, or i8 for e4m3)
-//   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} S_SIZE
-//             an fp8 weight's scales: the kernel's last argument and how
-//             @weight_to_f32 receives it (empty otherwise)
-//   ${BLOCK}  threads per workgroup
-//   ${SPAN}   nominal extent of each buffer (elements); sizes come at launch
-//   ${SYMBOL} kernel symbol
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     gpu.func @${SYMBOL}(%hidden: memref<${SPAN}x${T}, #gpu.address_space<global>>,

@@ -1,3 +1,77 @@
+// kind: kernel
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param SYMBOL: the kernel's symbol
+// param WAVE: lanes a wave (64 on gfx9, 32 on sm_90)
+// param BLOCK: threads a workgroup
+// param KSPLIT: waves that split the K range of one column group
+// param GROUPS: column groups a workgroup
+// param T_WEIGHT: the weight's storage type (the 16-bit type, or i8 for e4m3)
+// param W_ZERO: a zero of the weight's storage type (0.0, or 0 for e4m3)
+// param W_VEC_ALIGN: byte alignment of a lane's 8-element weight vector
+// param W_RUN_LOAD: whether a lane's VECS weight vectors of a row load as one run (e4m3 on sm_90)
+// param W_RUN: elements of that run: 8 x VECS
+// param W_RUN_ALIGN: byte alignment of that run
+// param KERNEL_SCALE_PARAM: the fp8 weight's scales as the kernel's last argument (empty for 16-bit weights)
+// param SCALE_PARAM: the weight snippets' scale parameters: the scales and their K blocks (empty for 16-bit weights)
+// param SCALE_ARG: the scale arguments passed to the weight snippets (empty for 16-bit weights)
+// param SCALE_TYPE: the types of SCALE_ARG (empty for 16-bit weights)
+// param SCALE_KB: 128-wide K blocks of a block-scaled weight: ceil(K / 128)
+// param RT: weight tiles a wave (TILE_W rows each)
+// param MT: hidden tiles a wave (16 rows each)
+// param TILES: tiles a wave multiplies: RT x MT
+// param TILE_W: weight rows of one matrix instruction's tile (8 on sm_90, 16 on gfx950)
+// param W_ROWS: weight rows a column group owns: RT x TILE_W
+// param H_LOADS: 16-byte hidden loads a lane makes for one hidden tile
+// param H_STRIDE: rows between a lane's hidden loads of one tile
+// param VECS: 16-byte vectors a lane takes of each row in one step
+// param KSTEP: K elements a step: 32 x VECS
+// param S_ALL: steps: ceil(K / KSTEP), the last may be partial
+// param J_GROUPS: a wave's groups of UNROLL steps, every step in range
+// param J_REM: a wave's first step after the groups
+// param J_ITERS: a wave's steps, in range or not
+// param M_STRIDE: hidden rows a grid row owns: grid y = ceil(M / M_STRIDE), M_STRIDE <= M_BLOCK
+// param THIN_ROWS: whether M_STRIDE < M_BLOCK (the tiles' other rows are clamped copies, never stored)
+// param H_LIVE_ROWS: the rows a workgroup can have: min(M_MAX, M_STRIDE)
+// param UNROLL: steps loaded before their products
+// param N: output columns N
+// param N_LAST: N - 1
+// param K: the reduction length K
+// param LDH: row stride of hidden (elements)
+// param LDW: row stride of weight (elements)
+// param H_SIZE: elements of the hidden memref
+// param W_SIZE: elements of the weight memref
+// param A_SIZE: elements of the attn memref
+// param O_SIZE: elements of the out memref
+// param PARTIALS: floats of the workgroup's partial sums of a K split
+// param SPLITS: workgroups that split the K range of a tile (grid z)
+// param KSPLIT_ALL: K slices of all splits: KSPLIT x SPLITS
+// param SPLIT_K: whether SPLITS > 1
+// param TILES_N: column tiles of the grid (grid x)
+// param WS_SIZE: floats of the K split's workspace (1 without a split: folded away)
+// param WS_TILES: arrival counters of the K split (1 without a split)
+// param DEVICE_SCOPE: the target's name of the device-wide memory scope (agent | device)
+// param SPLIT_POLL: 1 where the splits meet by poll, 0 by arrival counter
+// param WS_INIT: the workspace's initial value (zeroed for the poll)
+// param ELEMENTS: accumulator elements a lane holds: TILES x 4
+// param ELEMENTS_LAST: ELEMENTS - 1
+// param OWN: accumulator elements a wave finishes: ceil(ELEMENTS / KSPLIT)
+// param GROUP_OUTPUTS: outputs of a column group: M_BLOCK x W_ROWS
+// param BLOCK_OUTPUTS: outputs of a workgroup: GROUPS x GROUP_OUTPUTS
+// param SUMS: floats of the workgroup's finished sums
+// param PIECES: the workgroup's pieces
+// param PIECE_SLOTS: pieces a thread finishes: ceil(PIECES / BLOCK)
+// param ROW_PIECES: pieces of one row
+// param GROUP_PIECES: pieces of one column group
+// param VW: outputs of an epilogue piece: consecutive columns of one row
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param KERNEL_OUT_SCALE_PARAM: the fp8 out's scales as the kernel's last argument (empty otherwise)
+// param ATTN_BEFORE_LOOP: whether attn is loaded before the K loop
+// param ATTN_AFTER_LOOP: whether attn is loaded right after the K loop
+// param ATTN_PREFETCH: whether attn's lines are asked into L2 at the kernel's start
+// param SPLITS_LAST: SPLITS - 1
+// param OUT_SCALE_ARG: the out scales passed to the out's entry points (empty otherwise)
+// param OUT_SCALE_TYPE: the type of OUT_SCALE_ARG (empty otherwise)
+// param EPILOGUE: the snippets the kernel calls, filled in
 // mma: the matrix-core template, any M (decode on sm_90, batched decode and
 // prefill on both targets; grid y tiles M past one block's M_STRIDE rows). The
 // product runs on the matrix instructions, with the operands swapped the way
@@ -32,48 +106,6 @@
 // epilogue and resets the counter for the next launch (or, with SPLIT_POLL,
 // the last split polls the others' partials: split_poll_pieces.mlir). Launches that overlap
 // must not share the module: the runtime loads one instance per stream.
-//
-// Parameters (compiler/src/kernel_plan.cpp):
-//   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${KSPLIT} ${GROUPS} (column groups per block)
-//   ${T_WEIGHT} ${W_ZERO} ${W_VEC_ALIGN}  the weight's storage type (i8 for
-//                            e4m3), a zero of it, and the byte alignment of a
-//                            lane's 8-element weight vector
-//   ${W_RUN_LOAD} ${W_RUN} ${W_RUN_ALIGN}  whether a lane's VECS vectors of a
-//                            row load as one run (e4m3), its elements (VECS
-//                            x 8) and alignment
-//   ${KERNEL_SCALE_PARAM} ${SCALE_PARAM} ${SCALE_ARG} ${SCALE_TYPE} ${SCALE_KB}
-//                            an fp8 weight's scales (empty for 16-bit
-//                            weights): @step_scales loads a step's weight
-//                            scales with its operands (block128), and
-//                            @accumulate_step (weight_fragments_*.mlir) makes
-//                            the step's products and adds them in
-//   ${RT} ${MT} ${TILES} (= RT * MT) ${TILE_W} ${W_ROWS} (= RT * TILE_W)
-//   ${H_LOADS} ${H_STRIDE}   16-byte hidden loads per lane per hidden tile, and
-//                            the row distance between them (from the snippet)
-//   ${VECS}                  16-byte vectors per lane and row in one step
-//   ${KSTEP}                 K elements per step (32 VECS)
-//   ${S_ALL}                 ceil(K / KSTEP) steps; the last may be partial
-//   ${J_GROUPS} ${J_REM} ${J_ITERS}   per wave: UNROLL-step groups with every
-//                            step in range, first step after them, all steps
-//   ${M_BLOCK} ${M_STRIDE} ${THIN_ROWS} ${H_LIVE_ROWS}  hidden rows per block's
-//                            tiles (MT * 16), the rows a grid row owns (grid y
-//                            = ceil(M / M_STRIDE); M_STRIDE <= M_BLOCK), whether
-//                            that is fewer (the rest clamped copies, never
-//                            stored), and the rows a block can actually have,
-//                            min(M_MAX, M_STRIDE)
-//   ${UNROLL} ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
-//   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE} ${PARTIALS}
-//   ${SPLITS} ${KSPLIT_ALL} ${SPLIT_K} (SPLITS > 1) ${TILES_N} (grid x)
-//   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters; 1 each
-//   without a split, folded away) ${DEVICE_SCOPE} (the fence's scope name)
-//   ${SPLIT_POLL} (1: the split meets by poll, split_poll_pieces.mlir) ${POLL_OTHERS}
-//   ${WS_INIT} (the workspace's initial value: zeroed for the poll)
-//   ${ELEMENTS} ${ELEMENTS_LAST} (TILES * 4 accumulator elements a lane
-//   holds, and that less 1) ${OWN} (ceil(ELEMENTS / KSPLIT): those a wave finishes)
-//   ${GROUP_OUTPUTS} (M_BLOCK x W_ROWS) ${BLOCK_OUTPUTS} ${SUMS} (GROUPS of
-//   them) ${PIECES} ${PIECE_SLOTS} ${ROW_PIECES} ${GROUP_PIECES} (the pieces
-//   of VW columns: all, per thread, per row, per group) and the piece
-//   epilogue's ${VW} ${VW_BYTES} ${VW_BYTES_MASK} ${WIDE_STRIDES} ${WIDE_PATH}
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_mma_partials : memref<${PARTIALS}xf32, #gpu.address_space<workgroup>>

@@ -1,3 +1,60 @@
+// kind: kernel
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param SYMBOL: the kernel's symbol
+// param WAVE: lanes a wave (64 on gfx9, 32 on sm_90)
+// param BLOCK: threads a workgroup
+// param WARPS_N: warps along the tile's weight rows
+// param RT: weight tiles a wave (TILE_W rows each)
+// param MT: hidden tiles a wave (16 rows each)
+// param TILES: tiles a wave multiplies: RT x MT
+// param TILE_W: weight rows of one matrix instruction's tile (8 on sm_90, 16 on gfx950)
+// param BN: weight rows (output columns) of a workgroup tile
+// param BM: hidden rows of a workgroup tile
+// param ROWS: rows of a stage: BN weight rows, then BM hidden rows
+// param BK: K elements of a stage
+// param KSUB: 64-element parts of a stage: BK / 64
+// param REFILL_ALWAYS: whether every tile refills a slot, past the end with the last tile again (no branch before the reads)
+// param DRAIN: whether the last ring is peeled: no copy past the end, nothing in flight when the K loop ends
+// param DRAIN_S0_KNOWN: whether every split has as many tiles, so the first ring's idle positions are a constant
+// param DRAIN_S0: the first ring's idle positions, where DRAIN_S0_KNOWN
+// param STAGES: stages in the ring
+// param STAGES_AHEAD: tiles in flight ahead of the one in use (STAGES - 1; wgmma with cp.async STAGES - 2; TMA STAGES - WGMMA_PENDING)
+// param SPLITS_LAST: SPLITS - 1
+// param SPLIT_ROUND: splits summed together in one round of the reduction
+// param SPLIT_ROUNDS_END: SPLITS rounded up to whole rounds
+// param KT: K tiles: K / BK
+// param SPLITS: workgroups that split the K range of a tile (grid z)
+// param SPLIT_K: whether SPLITS > 1
+// param TILES_N: column tiles of the grid (grid x)
+// param WS_SIZE: floats of the K split's workspace (1 without a split: folded away)
+// param WS_TILES: arrival counters of the K split (1 without a split)
+// param WS_INIT: the workspace's initial value (zeroed for the poll)
+// param SPLIT_POLL: 1 where the splits meet by poll, 0 by arrival counter
+// param LDO: row stride of out (elements)
+// param H_SIZE: elements of the hidden memref
+// param W_SIZE: elements of the weight memref
+// param A_SIZE: elements of the attn memref
+// param O_SIZE: elements of the out memref
+// param ACC: the products' accumulator type: TILES x 4 floats, or wgmma's array of accumulators
+// param EPI_STAGED: 1 where the epilogue goes through a tile of workgroup memory in row pieces
+// param EPI_ATTN_EARLY: 1 where the staged epilogue's attn is loaded before the K loop
+// param EPI_LD: floats between rows of the staged epilogue's tile
+// param EPI_PART_FLOATS: floats of one part: EPI_PART_ROWS x EPI_LD
+// param EPI_PIECES_PER_THREAD: pieces a thread finishes
+// param PERSISTENT: whether the grid is persistent (workgroups loop over the tiles)
+// param PERSISTENT_WORKGROUPS: workgroups of a persistent grid
+// param DIES: dies the tiles are spread over (their order)
+// param KERNEL_ATTRS: the target's kernel attributes (sm_90: blocks per SM, which bounds registers a thread; TMA's tensor maps)
+// param T_OUT: the element type of out (T, or i8 for an fp8 out)
+// param COPY_ARGS: the copies' sources among the kernel arguments (TMA's tensor maps; empty otherwise)
+// param COPY_SOURCES: fragment: what the stage copies read, as %w_src and %h_src
+// param SLOT_RING: slots of the K loop's ring: STAGES where a slot is a constant, 1 otherwise
+// param PICK_STAGE: fragment: the stage of slot %pick, as %stage
+// param COPY_SRC: the type of what a copy reads (a tensor map pointer, or a global memref)
+// param STAGE_MEMREF: the memref type of one stage
+// param REFILL_EARLY: whether a slot is refilled before the products (after a barrier), not after them
+// param PICK_EPILOGUE_PART: fragment: the staged tile's part %part, as %tile
+// param EPILOGUE: the snippets the kernel calls, filled in
 // mma_tiled: the matrix-core template in the usual GEMM shape (auto: sm_90
 // above M = 16, with wgmma products above M = 32; gfx950 when asked,
 // docs/templates.md). A block owns a tile of BN weight rows (output columns) x BM hidden rows
@@ -45,52 +102,6 @@
 // module: the runtime loads one instance per stream (docs/runtime.md).
 // With SPLIT_POLL the blocks meet by poll instead (split_poll_tile.mlir):
 // every split but the last stores its partials, the last polls them.
-//
-// Parameters (compiler/src/kernel_plan.cpp):
-//   ${T} ${SYMBOL} ${WAVE} ${BLOCK} ${WARPS_N} ${RT} ${MT} ${TILES} ${TILE_W}
-//   ${H_LOADS} ${H_STRIDE} (from the fragment snippet) ${VECS} (= 2: chunks per
-//   lane and row in a 64-K part, as @mma_tiles takes them)
-//   ${BN} ${BM} ${ROWS} (= BN + BM) ${BK} ${CHUNKS} (= BK / 8) ${KSUB} (= BK / 64)
-//   ${REFILL_ALWAYS} (a refill copy every tile, the last tile again past
-//   the end: no branch before the reads; gfx950 where DRAIN is not)
-//   ${DRAIN} (the last ring peeled: no copy past the end, nothing in flight
-//   when the K loop ends; gfx950 with 3 or more stages where every split has
-//   more than STAGES tiles), ${DRAIN_S0_KNOWN} ${DRAIN_S0} (its idle
-//   positions, where every split has as many tiles)
-//   ${STAGES} ${STAGES_AHEAD} (tiles in flight ahead: STAGES - 1; wgmma with
-//   cp.async STAGES - 2; TMA STAGES - WGMMA_PENDING)
-//   ${STAGES_PENDING} (= STAGES_AHEAD - 1) and ${PENDING} (what the target's wait
-//   counts for them: copy groups on sm_90, each thread's loads on gfx950)
-//   ${SPLITS_LAST} ${SPLIT_ROUND} ${SPLIT_ROUNDS_END} (the K-split reduction's rounds)
-//   ${SWIZZLE_SOURCE} (whether a copy permutes the chunk it fetches or the
-//   slot it writes)
-//   ${KT} (K / BK tiles) ${SPLITS} ${SPLIT_K} (SPLITS > 1) ${TILES_N}
-//   ${W_CPT} ${H_CPT} (16-byte chunks each thread copies per stage)
-//   ${WS_SIZE} ${WS_TILES} (workspace floats and arrival counters)
-//   ${WS_INIT} (the workspace's initial value: zeroed for the poll)
-//   ${SPLIT_POLL} (1: the split meets by poll) and its POLL_* rounds
-//   ${M_MAX} ${N} ${N_LAST} ${K} ${LDH} ${LDW} ${LDA} ${LDO}
-//   ${H_SIZE} ${W_SIZE} ${A_SIZE} ${O_SIZE}
-//   ${ACC} (the products' accumulator type)
-//   COPY_ARGS, COPY_SOURCES (a body fragment), COPY_SRC: what the stage
-//   copy reads (tensor map arguments, or the weight and hidden memrefs)
-//   BARRIERS, COUNTERS_AFTER_BARRIERS, STAGE_BYTES, WARPGROUPS (TMA: where
-//   the stage barriers start and the slot counters after them, the bytes
-//   each stage expects, the warpgroups that release a slot)
-//   WGMMA, TMA, WGMMA_PENDING, GENERIC_PROXY_COPIES, WGMMA_* (the products' form:
-//   tile_products_wgmma.mlir)
-//   REFILL_EARLY (true: a slot is refilled before the products, after a
-//   block barrier; false: after the products, by @stage_refill)
-//   ${EPI_STAGED} ${EPI_ATTN_EARLY} ${EPI_LD} ${EPI_PARTS} ${EPI_PART_ROWS}
-//   ${EPI_PART_FLOATS} ${EPI_PIECES} ${EPI_PIECES_PER_ROW}
-//   ${EPI_PIECES_PER_THREAD} (the epilogue through a BM x BN tile of
-//   workgroup memory in 8-element row pieces, where the shape allows, or
-//   element by element; tile_output_places.mlir), PICK_EPILOGUE_PART (a body
-//   fragment: the tile's part %part over stage slot %part, as %tile)
-//   ${PERSISTENT} ${PERSISTENT_WORKGROUPS} ${DIES} ${TILE_GROUP_M} (the tiles'
-//   order: tile_order.mlir)
-//   ${KERNEL_ATTRS}: the target's occupancy hint (sm_90: blocks per SM, which
-//   bounds registers per thread)
 module attributes {gpu.container_module} {
   gpu.module @gatejit {
     memref.global "private" @gatejit_partials : memref<${WS_SIZE}xf32, #gpu.address_space<global>> = ${WS_INIT} {alignment = 16}

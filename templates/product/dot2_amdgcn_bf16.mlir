@@ -1,3 +1,4 @@
+// kind: snippet
     // acc + a . b on the bf16 pair directly, fp32 accumulate: v_dot2c_f32_bf16
     // on gfx950 (no conversion instructions; the seed kernel's inner op).
     func.func private @dot2(%a: vector<2xbf16>, %b: vector<2xbf16>, %acc: f32) -> f32 {

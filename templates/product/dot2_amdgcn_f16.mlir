@@ -1,3 +1,4 @@
+// kind: snippet
     // acc + a . b on the f16 pair directly, fp32 accumulate: v_dot2_f32_f16.
     func.func private @dot2(%a: vector<2xf16>, %b: vector<2xf16>, %acc: f32) -> f32 {
       %clamp = llvm.mlir.constant(false) : i1

@@ -1,3 +1,5 @@
+// kind: snippet
+// param T_HIDDEN: the element type of hidden (bf16 | f16)
     // acc + a[0] * b[0] + a[1] * b[1]: a decoded (fp32) weight pair and a
     // 16-bit hidden pair, two fp32 FMAs (any target).
     func.func private @dot2(%a: vector<2xf32>, %b: vector<2x${T_HIDDEN}>, %acc: f32) -> f32 {

@@ -1,3 +1,5 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
     // acc + a[0] * b[0] + a[1] * b[1] as two fp32 FMAs (any target).
     func.func private @dot2(%a: vector<2x${T}>, %b: vector<2x${T}>, %acc: f32) -> f32 {
       %af = arith.extf %a : vector<2x${T}> to vector<2xf32>

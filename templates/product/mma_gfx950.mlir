@@ -1,3 +1,5 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
     // gfx950 fragments of v_mfma_f32_16x16x32_{bf16,f16} (CDNA4 ISA;
     // compiler/src/mma_layout.cpp): A = hidden tile (16 rows x 32 K), B =
     // weight tile transposed (32 K x 16 weight rows), C = 16 hidden rows x 16

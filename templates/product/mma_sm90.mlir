@@ -1,3 +1,9 @@
+// kind: snippet
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param PAIRS_OP: the op that makes mma.sync's operand pairs (bitcast for bf16, shape_cast for f16)
+// param PAIRS_TYPE: a 16-byte vector as mma.sync's operand pairs
+// param PAIR: one operand pair of mma.sync (i32 for bf16, vector<2xf16>)
+// param MMA_PTX_TYPES: mma.sync's PTX operand types where they are not implied (bf16)
     // sm_90 fragments of mma.sync.m16n8k16 (PTX ISA "Matrix fragments for
     // mma.m16n8k16"; compiler/src/mma_layout.cpp): lane = 4 g + t. A = hidden
     // tile (16 rows x 16 K, row-major), B = weight tile transposed (16 K x 8

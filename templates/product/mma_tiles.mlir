@@ -1,3 +1,10 @@
+// kind: snippet
+// param RT: weight tiles a wave (TILE_W rows each)
+// param VECS: 16-byte vectors a lane takes of each row in one step
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param MT: hidden tiles a wave (16 rows each)
+// param H_LOADS: 16-byte hidden loads a lane makes for one hidden tile
+// param TILES: tiles a wave multiplies: RT x MT
     // Every (weight tile, hidden tile) pair of one step of both mma forms:
     // VECS mma_steps each (mma.mlir, mma_tiled.mlir).
     func.func private @mma_tiles(%w: vector<${RT}x${VECS}x8x${T}>, %h: vector<${MT}x${VECS}x${H_LOADS}x8x${T}>,

@@ -1,3 +1,14 @@
+// kind: snippet
+// param TILES: tiles a wave multiplies: RT x MT
+// param STAGE_MEMREF: the memref type of one stage
+// param VECS: 16-byte vectors a lane takes of each row in one step
+// param RT: weight tiles a wave (TILE_W rows each)
+// param MT: hidden tiles a wave (16 rows each)
+// param H_LOADS: 16-byte hidden loads a lane makes for one hidden tile
+// param H_STRIDE: rows between a lane's hidden loads of one tile
+// param TILE_W: weight rows of one matrix instruction's tile (8 on sm_90, 16 on gfx950)
+// param BN: weight rows (output columns) of a workgroup tile
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
     // Products of one stage for mma_tiled from per-lane fragments (mma.sync on
     // sm_90, MFMA on gfx950): each warp reads its operands from workgroup
     // memory into registers and hands them to @mma_tiles.

@@ -1,3 +1,20 @@
+// kind: snippet
+// param GENERIC_PROXY_COPIES: whether the stages are written through the generic proxy (cp.async, not TMA)
+// param ACC: the products' accumulator type: wgmma's array of ACCS accumulators
+// param TILES: tiles a wave multiplies: RT x MT
+// param WGMMA_ACC: a warpgroup accumulator as an LLVM struct of floats
+// param WGMMA_ACCS_BEGIN: the function body that begins the accumulators as zeros
+// param WGMMA_ACCS_END: the function body that sums the accumulators in array order
+// param WGMMA_PACK: the function body that packs a vector accumulator into WGMMA_ACC
+// param WGMMA_UNPACK: the function body that unpacks WGMMA_ACC into a vector
+// param STAGE_MEMREF: the memref type of one stage
+// param BN: weight rows (output columns) of a workgroup tile
+// param WGMMA_ACC_OF_K0: the accumulator K step 0 of a stage adds into
+// param WGMMA_TYPE: wgmma's operand type (bf16 | f16)
+// param WGMMA_ACC_OF_K1: the accumulator K step 1 of a stage adds into
+// param WGMMA_ACC_OF_K2: the accumulator K step 2 of a stage adds into
+// param WGMMA_ACC_OF_K3: the accumulator K step 3 of a stage adds into
+// param WGMMA_PENDING: wgmma groups left in flight after a stage's products
     // Products of one stage for mma_tiled with warpgroup MMA (sm_90a wgmma):
     // each four warps of the block are one warpgroup (one or two per block),
     // and one instruction multiplies the warpgroup's 64 hidden rows of the
@@ -54,8 +71,8 @@
 
     // The accumulators live in wgmma's registers for the whole K loop; the
     // last group is waited for before they are read. ACC is an array of
-    // WGMMA_ACCS accumulators of the warpgroup's tile: the K steps of a
-    // stage take them in turn (WGMMA_ACC_OF_K0-3), so that WGMMA_ACCS chains
+    // ACCS accumulators (the plan's choice) of the warpgroup's tile: the K steps of a
+    // stage take them in turn (WGMMA_ACC_OF_K0-3), so that ACCS chains
     // of dependent instructions run side by side (one chain issues an
     // instruction only when its previous one has completed, whatever its
     // n). Their sum, in array order, is the tile's product.

@@ -1,3 +1,7 @@
+// kind: snippet
+// param PARTIALS: floats of the workgroup's partial sums of a K split
+// param ACC: accumulators a lane keeps: ROWS x M_MAX
+// param KSPLIT: waves that split the K range of one column group
     // KSPLIT waves per column group: each wave's lane 0 writes its sum for
     // accumulator `slot` to workgroup memory; after a barrier every wave reads
     // the group's KSPLIT sums back, always in the same order (deterministic).

@@ -1,3 +1,6 @@
+// kind: snippet
+// param WS_TILES: arrival counters of the K split (1 without a split)
+// param SPLITS_LAST: SPLITS - 1
     // The arrival of a K-split meeting (mma, mma_tiled): once every thread
     // has stored its partials, they are made visible device-wide (release)
     // and thread 0 counts the block in for row tile `tile`. Returns, to

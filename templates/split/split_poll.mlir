@@ -1,3 +1,6 @@
+// kind: snippet
+// param DEVICE_SCOPE: the target's name of the device-wide memory scope (agent | device)
+// param WS_SIZE: floats of the K split's workspace (1 without a split: folded away)
     // The poll meeting of a K split (SPLIT_POLL; mma: split_poll_pieces.mlir,
     // mma_tiled: split_poll_tile.mlir): no release fence, no arrival counter,
     // no acquire. Every split but the last stores its partials bit-inverted

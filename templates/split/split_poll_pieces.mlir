@@ -1,3 +1,7 @@
+// kind: snippet
+// param WS_SIZE: floats of the K split's workspace (1 without a split: folded away)
+// param POLL_OTHERS: splits the polling split reads (at least 1)
+// param VW: outputs of an epilogue piece: consecutive columns of one row
     // mma's poll meeting (SPLIT_POLL; the words' protocol: split_poll.mlir):
     // a polled split stores its sums of the pieces the polling split will
     // finish, and the polling split reads them a piece at a time. The

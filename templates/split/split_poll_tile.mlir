@@ -1,3 +1,15 @@
+// kind: snippet
+// param WS_SIZE: floats of the K split's workspace (1 without a split: folded away)
+// param TILES: tiles a wave multiplies: RT x MT
+// param WAVE: lanes a wave (64 on gfx9, 32 on sm_90)
+// param BLOCK_WAVES: waves a workgroup
+// param SPLITS: workgroups that split the K range of a tile (grid z)
+// param SPLITS_LAST: SPLITS - 1
+// param POLL_OTHERS: splits the polling split reads (at least 1)
+// param POLL_OTHERS_LAST: POLL_OTHERS - 1
+// param POLL_ROUND: splits polled together in one round
+// param POLL_ROUNDS_END: the polled splits rounded up to whole rounds
+// param TILE_PAIRS: pairs of partials a thread holds: TILES x 2
     // mma_tiled's poll meeting (SPLIT_POLL; the words' protocol:
     // split_poll.mlir): every block of an output tile but the last split's
     // stores its accumulator bit-inverted, in pairs of partials

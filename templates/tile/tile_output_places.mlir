@@ -1,3 +1,22 @@
+// kind: snippet
+// param A_SIZE: elements of the attn memref
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param O_SIZE: elements of the out memref
+// param EPI_STAGED: 1 where the epilogue goes through a tile of workgroup memory in row pieces
+// param MT: hidden tiles a wave (16 rows each)
+// param TILE_W: weight rows of one matrix instruction's tile (8 on sm_90, 16 on gfx950)
+// param N: output columns N
+// param LDA: row stride of attn (elements)
+// param LDO: row stride of out (elements)
+// param RT: weight tiles a wave (TILE_W rows each)
+// param BLOCK: threads a workgroup
+// param EPI_PIECES_PER_ROW: pieces of a tile row: BN / 8
+// param EPI_PIECES: 8-element row pieces of the tile
+// param EPI_PIECES_PER_THREAD: pieces a thread finishes
+// param EPI_PARTS: parts of the staged tile (each over one stage slot)
+// param EPI_PART_ROWS: tile rows of one part
+// param EPI_PART_FLOATS: floats of one part: EPI_PART_ROWS x EPI_LD
+// param EPI_LD: floats between rows of the staged epilogue's tile
     // Where mma_tiled's outputs go: each accumulator element (owned by one
     // lane, in the fragment layout of @lane_c_h / @lane_c_w) and, for the
     // staged epilogue, each thread's 8-element row pieces of the block's

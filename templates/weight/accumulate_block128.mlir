@@ -1,3 +1,15 @@
+// kind: snippet
+// param RT: weight tiles a wave (TILE_W rows each)
+// param VECS: 16-byte vectors a lane takes of each row in one step
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param MT: hidden tiles a wave (16 rows each)
+// param H_LOADS: 16-byte hidden loads a lane makes for one hidden tile
+// param TILES: tiles a wave multiplies: RT x MT
+// param SCALE_PARAM: the weight snippets' scale parameters: the scales and their K blocks (empty for 16-bit weights)
+// param TILE_W: weight rows of one matrix instruction's tile (8 on sm_90, 16 on gfx950)
+// param N_LAST: N - 1
+// param K: the reduction length K
+// param S_SIZE: elements of an fp8 weight's scale memref
     // A 128 x 128 block scale changes along K: each step's products are made
     // from zero and added to the accumulator times their weight tile's
     // scale in fp32 (@step_scales loaded it with the step's operands).

@@ -1,3 +1,4 @@
+// kind: snippet
     // Where the scale of weight element (col, k) is: one per 128 x 128 block,
     // row-major over ceil(N/128) x ceil(K/128) (scale_kb = ceil(K/128)).
     func.func private @scale_index(%col: index, %k: index, %scale_kb: index) -> index {

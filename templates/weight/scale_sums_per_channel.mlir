@@ -1,3 +1,8 @@
+// kind: snippet
+// param VW: outputs of an epilogue piece: consecutive columns of one row
+// param SCALE_PARAM: the weight snippets' scale parameters: the scales and their K blocks (empty for 16-bit weights)
+// param N_LAST: N - 1
+// param S_SIZE: elements of an fp8 weight's scale memref
     // The epilogue's per-channel weight scale: a piece's VW sums (columns
     // col ..) times their columns' scales in fp32. Columns past N (the last
     // piece of a partial row) read the last column's scale; their outputs

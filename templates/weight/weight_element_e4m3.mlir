@@ -1,3 +1,6 @@
+// kind: snippet
+// param SCALE_PARAM: the weight snippets' scale parameters: the scales and their K blocks (empty for 16-bit weights)
+// param S_SIZE: elements of an fp8 weight's scale memref
     // One e4m3 weight element of the generic kernel, decoded exactly to fp32,
     // times its scale in fp32 (the contract's dequantised weight).
     func.func private @weight_to_f32(%w: i8, %col: index, %k: index${SCALE_PARAM}) -> f32 {

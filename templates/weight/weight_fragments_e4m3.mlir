@@ -1,3 +1,11 @@
+// kind: snippet
+// param RT: weight tiles a wave (TILE_W rows each)
+// param VECS: 16-byte vectors a lane takes of each row in one step
+// param T_WEIGHT: the weight's storage type (the 16-bit type, or i8 for e4m3)
+// param MT: hidden tiles a wave (16 rows each)
+// param H_LOADS: 16-byte hidden loads a lane makes for one hidden tile
+// param T: the contract's element type: hidden, attn and the gated value (bf16 | f16 | f32)
+// param TILES: tiles a wave multiplies: RT x MT
     // One K step of the mma form with an e4m3 weight: each lane's 8-byte
     // vectors decoded exactly to the hidden's type (every e4m3 value is a
     // bf16 and an f16 value), then the step's products and their scales

@@ -1,3 +1,9 @@
+// kind: snippet
+// param VEC: elements of a 16-byte weight vector (hidden: as many)
+// param SCALE_PARAM: the weight snippets' scale parameters: the scales and their K blocks (empty for 16-bit weights)
+// param PAIRS: element pairs of a 16-byte vector: VEC / 2
+// param QUADS: groups of four elements of a 16-byte e4m3 vector: VEC / 4
+// param S_SIZE: elements of an fp8 weight's scale memref
     // A 16-byte vector of e4m3 weights, decoded exactly to fp32 four at a
     // time (@decode_e4m3x4, the target's conversion), times its scale in
     // fp32: the contract's dequantised weight fl32(e4m3 x scale). The vector

@@ -31,8 +31,11 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   const int64_t n_per_block = groups * w_rows;
   auto &P = p.params;
   set_problem_params(P, c);
+  set_operand_params(P, c);
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
+  set("K", c.k);
   set("WAVE", wave);
+  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";  // the K split's fences
   set("KSPLIT", t.ksplit);
   set("GROUPS", groups);
   set("BLOCK", block);
@@ -40,7 +43,6 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   set("MT", mt);
   set("TILES", tiles);
   set("W_ROWS", w_rows);
-  set("M_BLOCK", m_block);
   set("M_STRIDE", m_stride);
   P["THIN_ROWS"] = m_stride < m_block ? "true" : "false";
   set("H_LIVE_ROWS", std::min(c.m_max, m_stride));
