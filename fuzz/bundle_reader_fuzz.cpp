@@ -5,7 +5,10 @@
 // mutations reach the structural checks, decompression and the kernel-binary
 // decoder behind them instead of dying at the first checksum. Whatever the
 // reader accepts and decodes must survive a write/read round trip, and what
-// it refuses gets one short line of printable text.
+// it refuses gets one short line of printable text. Every bundle that opens
+// also goes through `bundle extract`'s plan (bundle_extract.h): each file
+// name it makes stays in its fixed alphabet (no '/', no NUL) and unique, and
+// index.tsv has exactly one three-field line per file.
 //
 // Built with -DGATEJIT_FUZZ_SEED_MAIN, this file is instead a small program
 // that writes valid seed bundles into a directory (scripts/run_fuzzers.sh).
@@ -21,6 +24,7 @@
 #include <xxhash.h>
 
 #include "bundle.h"
+#include "bundle_extract.h"
 #include "gatejit/contract.h"
 
 namespace {
@@ -69,16 +73,44 @@ void check(bool ok, const char *what) {
   }
 }
 
+void check_message(const std::string &m) {
+  check(!m.empty(), "an error without a message");
+  check(m.size() <= 1024, "an error message longer than 1 KiB");
+  for (unsigned char c : m) check(c >= 0x20 && c < 0x7f, "an error message with a control or non-ASCII byte");
+}
+
+// What `gatejit bundle extract` would write: names in the fixed alphabet and
+// unique, one index line of three fields per file.
+void check_extract_plan(const Bundle &bundle) {
+  auto plan = plan_extract(bundle);
+  // Its refusals may carry find()'s, which echo decoded fields raw (the
+  // tool's error line and the C API escape every message they print).
+  if (!plan.ok()) return check(!plan.status().message().empty(), "an extract refusal without a message");
+  std::vector<std::string> names;
+  for (const ExtractedFile &f : plan->files) {
+    check(!f.name.empty() && f.name.size() <= 128, "an extracted file name that is empty or long");
+    for (char c : f.name)
+      check((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.',
+            "an extracted file name outside its alphabet");
+    check(f.name.find("..") == std::string::npos, "an extracted file name with '..'");
+    names.push_back(f.name);
+  }
+  std::sort(names.begin(), names.end());
+  check(std::adjacent_find(names.begin(), names.end()) == names.end(), "two extracted files with one name");
+  size_t lines = 0, tabs = 0;
+  for (char c : plan->index_tsv) {
+    lines += c == '\n';
+    tabs += c == '\t';
+    check(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f), "an index.tsv byte that is not printable");
+  }
+  check(lines == plan->files.size() + 1 && tabs == 2 * lines, "index.tsv lines do not match the files");
+}
+
 void exercise(std::vector<uint8_t> bytes) {
   auto opened = Bundle::from_bytes(std::move(bytes), "fuzz-input");
-  if (!opened.ok()) {
-    const std::string &m = opened.status().message();
-    check(!m.empty(), "an error without a message");
-    check(m.size() <= 1024, "an error message longer than 1 KiB");
-    for (unsigned char c : m) check(c >= 0x20 && c < 0x7f, "an error message with a control or non-ASCII byte");
-    return;
-  }
+  if (!opened.ok()) return check_message(opened.status().message());
   const Bundle &bundle = **opened;
+  check_extract_plan(bundle);
   BundleWriter writer;
   std::vector<KernelBinary> found;
   for (const BundleEntryInfo &e : bundle.entries()) {

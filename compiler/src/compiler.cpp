@@ -54,24 +54,35 @@ StatusOr<Stage> parse_stage(std::string_view s) {
 }
 
 namespace {
+std::string base_fingerprint() {
+  return fmt::format("gatejit-{}/generator-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING, kGeneratorSourceHash,
+                     templates_hash(), llvm_version(), kCodegenOptions);
+}
 // A tuning override changes the code: never share its cache entries.
 std::string fingerprint_with(const TuningOverride &tuning) {
-  std::string fp = fmt::format("gatejit-{}/generator-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING,
-                               kGeneratorSourceHash, templates_hash(), llvm_version(), kCodegenOptions);
+  std::string fp = base_fingerprint();
   if (!tuning.text.empty()) fp += fmt::format("/mma-tuning:{}", tuning.text);
   return fp;
 }
 }  // namespace
 
-std::string fingerprint() { return fingerprint_with(TuningOverride::from_env()); }
+std::string fingerprint() {
+  auto tuning = TuningOverride::from_env();
+  if (tuning.ok()) return fingerprint_with(*tuning);
+  // Every compile refuses this override (its error names the key), so no
+  // cache entry is ever stored under this fingerprint.
+  return base_fingerprint() + "/mma-tuning-refused";
+}
 
 StatusOr<CompiledKernel> compile(const Contract &input) {
   const auto start = std::chrono::steady_clock::now();
   CompilePhases phases;
+  // Read once: the plan and the fingerprint see the same override.
+  auto parsed_tuning = TuningOverride::from_env();
+  if (!parsed_tuning.ok()) return parsed_tuning.status();
+  const TuningOverride &tuning_override = *parsed_tuning;
   auto contract = normalize(input);
   if (!contract.ok()) return contract.status();
-  // Read once: the plan and the fingerprint see the same override.
-  const TuningOverride tuning_override = TuningOverride::from_env();
   auto plan = plan_kernel(*contract, tuning_override);
   if (!plan.ok()) return plan.status();
   phases.mark("plan");
@@ -136,9 +147,11 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
 }
 
 StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
+  auto tuning = TuningOverride::from_env();
+  if (!tuning.ok()) return tuning.status();
   auto contract = normalize(input);
   if (!contract.ok()) return contract.status();
-  auto plan = plan_kernel(*contract, TuningOverride::from_env());
+  auto plan = plan_kernel(*contract, *tuning);
   if (!plan.ok()) return plan.status();
   auto text = instantiate(*plan);
   if (!text.ok()) return text.status();

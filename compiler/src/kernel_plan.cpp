@@ -63,10 +63,7 @@ Contract as_gfx950(Contract c) {
 }
 
 TuningOverride override_subset(const TuningOverride &o, std::initializer_list<const char *> keys) {
-  std::string text;
-  for (const char *key : keys)
-    if (o.has(key)) text += fmt::format("{}{}={}", text.empty() ? "" : ",", key, o.at(key));
-  return TuningOverride::parse(text);
+  return o.subset(keys);
 }
 
 void layout(KernelPlan &p) {

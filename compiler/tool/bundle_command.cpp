@@ -3,6 +3,8 @@
 // code object, .hsaco; NVPTX: PTX text, .ptx), named
 // <target>-<template>-<first 12 hex digits of the contract key>, plus
 // index.tsv: one line per file with its kernel symbol and canonical contract.
+// Names and index lines come from validated fields only (bundle_extract.h);
+// a bundle with any entry that fails is refused before anything is written.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -11,45 +13,37 @@
 #include <memory>
 
 #include "bundle.h"
+#include "bundle_extract.h"
 #include "commands.h"
 #include "file_io.h"
-#include "gatejit/target_info.h"
+#include "input_echo.h"
 
 namespace gatejit::tool {
 namespace {
 
-// "template=mma" out of the canonical contract text; "kernel" if absent.
-std::string template_of(const std::string &contract_text) {
-  const std::string tag = " template=";
-  const size_t at = contract_text.find(tag);
-  if (at == std::string::npos) return "kernel";
-  const size_t start = at + tag.size();
-  return contract_text.substr(start, contract_text.find(' ', start) - start);
-}
-
 int run_extract(const std::string &bundle_path, const std::string &out_dir) {
   auto bundle = Bundle::open(bundle_path);
   if (!bundle.ok()) return fail(bundle.status());
+  auto plan = plan_extract(**bundle);
+  if (!plan.ok()) return fail(plan.status());
   if (::mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return fail(io_error(out_dir + ": cannot create the output folder: " + std::strerror(errno)));
-  std::string index = "file\tsymbol\tcontract\n";
-  size_t written = 0;
-  for (const BundleEntryInfo &e : (*bundle)->entries()) {
-    auto kb = (*bundle)->find(e.key);
-    if (!kb.ok()) return fail(kb.status());
-    const TargetInfo &t = target_info(kb->target);
-    const std::string name = std::string(t.name) + "-" + template_of(kb->contract_text) + "-" + kb->key.substr(0, 12) +
-                             "." + binary_format_name(kb->format);
-    if (Status s = write_file_atomic(out_dir + "/" + name, kb->code, 0644); !s.ok()) return fail(s);
-    index += name + "\t" + kb->symbol + "\t" + kb->contract_text + "\n";
-    ++written;
-  }
+    return fail(io_error(escape_input(out_dir) + ": cannot create the output folder: " + std::strerror(errno)));
+  // Every target checked before the first write: a symlink, FIFO or folder
+  // where a file goes refuses the extraction, with nothing written.
   const std::string index_path = out_dir + "/index.tsv";
+  for (const ExtractedFile &f : plan->files)
+    if (Status s = check_replaceable(out_dir + "/" + f.name); !s.ok()) return fail(s);
+  if (Status s = check_replaceable(index_path); !s.ok()) return fail(s);
+  // Each file whole or not at all (temporary file + rename); the index last,
+  // so it only ever lists files that were written.
+  for (const ExtractedFile &f : plan->files)
+    if (Status s = write_file_atomic(out_dir + "/" + f.name, f.code, 0644); !s.ok()) return fail(s);
+  const std::string &index = plan->index_tsv;
   if (Status s = write_file_atomic(index_path, {reinterpret_cast<const uint8_t *>(index.data()), index.size()}, 0644);
       !s.ok())
     return fail(s);
-  std::cout << "extracted " << written << " code objects from " << bundle_path << " into " << out_dir
-            << " (index: " << index_path << ")\n";
+  std::cout << "extracted " << plan->files.size() << " code objects from " << escape_input(bundle_path) << " into "
+            << escape_input(out_dir) << " (index: " << escape_input(index_path) << ")\n";
   return 0;
 }
 

@@ -43,7 +43,9 @@ int run_plan(const PlanArgs &a) {
   if (!contract.ok()) return fail(contract.status());
   auto normalized = normalize(*contract);
   if (!normalized.ok()) return fail(normalized.status());
-  auto plan = compiler::plan_kernel(*normalized, compiler::TuningOverride::from_env());
+  auto tuning = compiler::TuningOverride::from_env();
+  if (!tuning.ok()) return fail(tuning.status());
+  auto plan = compiler::plan_kernel(*normalized, *tuning);
   if (!plan.ok()) return fail(plan.status());
   const nlohmann::json j = compiler::plan_json(*plan);
   if (a.json) {

@@ -253,29 +253,55 @@ void remove_abandoned_temps_of(int dirfd, const std::string &base) {
 
 }  // namespace
 
-Status write_file_atomic(const std::string &path, std::span<const uint8_t> bytes, unsigned mode) {
+namespace {
+
+// What is at a write target: st_mode 0 when nothing is; an error when it is
+// something write_file_atomic() must not replace.
+Status inspect_target(const std::string &path, struct stat &st) {
   if (path.empty()) return invalid_argument("an empty path names no file");
   const std::string shown = escape_input(path);
-  const auto [dir, base] = split_path(path);
+  const std::string base = split_path(path).second;
   if (base.empty() || base == "." || base == "..")
     return invalid_argument(shown + ": names a directory, not a file to write");
-  struct stat st;
-  if (::lstat(path.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode))
-      return invalid_argument(shown + ": is a symbolic link; refusing to replace it (give the path it points to)");
-    if (!S_ISREG(st.st_mode))
-      return invalid_argument(shown + ": is " + file_type_name(st.st_mode) +
-                              ", not a regular file; refusing to replace it");
-    if ((st.st_mode & S_IWUSR) == 0)
-      return permission_denied(shown + ": is read-only (mode " + std::to_string((st.st_mode >> 6) & 7) +
-                               std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
-                               "); refusing to replace it");
-    mode = st.st_mode & 07777;
-  } else if (errno != ENOENT) {
-    return io_error(shown + ": cannot check what is there: " + errno_text(errno));
-  } else {
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return io_error(shown + ": cannot check what is there: " + errno_text(errno));
     st.st_mode = 0;
+    return Status::Ok();
   }
+  if (S_ISLNK(st.st_mode))
+    return invalid_argument(shown + ": is a symbolic link; refusing to replace it (give the path it points to)");
+  if (!S_ISREG(st.st_mode))
+    return invalid_argument(shown + ": is " + file_type_name(st.st_mode) +
+                            ", not a regular file; refusing to replace it");
+  if ((st.st_mode & S_IWUSR) == 0)
+    return permission_denied(shown + ": is read-only (mode " + std::to_string((st.st_mode >> 6) & 7) +
+                             std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
+                             "); refusing to replace it");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status check_replaceable(const std::string &path) {
+  struct stat st;
+  return inspect_target(path, st);
+}
+
+Status replace_file_atomic(int dirfd, const std::string &name, std::span<const uint8_t> bytes, unsigned mode,
+                           const std::string &shown) {
+  remove_abandoned_temps_of(dirfd, name);
+  auto tmp = TempFile::create(dirfd, name, mode, shown);
+  if (!tmp.ok()) return tmp.status();
+  GATEJIT_RETURN_IF_ERROR(tmp->write_all(bytes));
+  return tmp->commit();
+}
+
+Status write_file_atomic(const std::string &path, std::span<const uint8_t> bytes, unsigned mode) {
+  struct stat st;
+  GATEJIT_RETURN_IF_ERROR(inspect_target(path, st));
+  const std::string shown = escape_input(path);
+  const auto [dir, base] = split_path(path);
+  if (st.st_mode != 0) mode = st.st_mode & 07777;
   // O_PATH: writing into a directory needs no permission to list it.
   UniqueFd dirfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dirfd.valid()) return io_error(escape_input(dir) + ": cannot open the output directory: " + errno_text(errno));

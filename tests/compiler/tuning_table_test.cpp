@@ -4,6 +4,7 @@
 // facts computed for the row being tested.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "gatejit/target_info.h"
@@ -26,10 +27,26 @@ TEST(TuningTable, EveryTargetsTableParsesAndHoldsTheRulesItsFormsRead) {
     ASSERT_TRUE(table.ok()) << table.status().message();
     std::vector<std::string> rules = {"gemv", "attn_load", "attn_prefetch"};
     if (mma_available(info.target))
-      rules.insert(rules.end(), {"streamed", "streamed_poll", "tiled_shape", "tiled_defaults", "tiled_poll",
-                                 "tiled_persistent"});
+      rules.insert(rules.end(), {"streamed", "streamed_poll", "streamed_weight_run", "tiled_shape", "tiled_defaults",
+                                 "tiled_poll", "tiled_tail", "tiled_persistent"});
     for (const std::string &rule : rules) EXPECT_TRUE((*table)->has_rule(rule)) << rule;
   }
+}
+
+// A row's evidence is its decision record: the link must lead somewhere.
+TEST(TuningTable, EveryRowLinksAnExistingDecisionRecord) {
+  int rows = 0;
+  for (const TargetInfo &info : target_table()) {
+    auto table = tuning_table(info.target);
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    for (const TuningRow &r : (*table)->rows()) {
+      ++rows;
+      EXPECT_EQ(r.record.rfind("research/decisions/", 0), 0u) << r.choice.source << ": " << r.record;
+      EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(GATEJIT_SOURCE_DIR) / r.record))
+          << r.choice.source << ": " << r.record;
+    }
+  }
+  EXPECT_GT(rows, 0);
 }
 
 TEST(TuningTable, AMalformedRowNamesItsLineAndField) {

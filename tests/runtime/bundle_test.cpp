@@ -1,6 +1,7 @@
 // Bundle reader and writer: round trips through real files, and every kind of
 // damaged bundle the reader must refuse (without reading out of bounds).
 #include "bundle.h"
+#include "bundle_extract.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -268,6 +269,60 @@ TEST(BundleTest, ConcurrentFind) {
 }
 
 // ------------------------------------------------------------ malformed files
+
+// ---- bundle extract's plan (issue 45): names only from validated fields
+
+TEST(BundleExtractTest, NamesComeFromTheTargetTemplateKeyAndFormatOnly) {
+  auto bundle = Bundle::from_bytes(serialize(sample_kernels()), "sample.gjb");
+  ASSERT_TRUE(bundle.ok()) << bundle.status().to_string();
+  auto plan = plan_extract(**bundle);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->files.size(), sample_kernels().size());
+  size_t lines = 0;
+  for (char c : plan->index_tsv) lines += c == '\n';
+  EXPECT_EQ(lines, plan->files.size() + 1);
+  for (const ExtractedFile &f : plan->files) {
+    SCOPED_TRACE(f.name);
+    EXPECT_TRUE(std::all_of(f.name.begin(), f.name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    }));
+    EXPECT_TRUE(f.name.ends_with(".hsaco") || f.name.ends_with(".ptx"));
+    EXPECT_NE(plan->index_tsv.find("\n" + f.name + "\tgatejit_gate_"), std::string::npos);
+    EXPECT_FALSE(f.code.empty());
+  }
+}
+
+TEST(BundleExtractTest, AnEntryWithAForgedTemplateSymbolOrContractIsRefusedByKey) {
+  const KernelBinary base = make_kernel(Target::kGfx950, 512, 40);
+  const std::string tmpl = " template=";
+  const size_t at = base.contract_text.find(tmpl) + tmpl.size();
+  const auto with_template = [&](const std::string &t) {
+    KernelBinary kb = base;
+    kb.contract_text = base.contract_text.substr(0, at) + t + base.contract_text.substr(base.contract_text.find(' ', at));
+    return kb;
+  };
+  std::vector<std::pair<KernelBinary, std::string>> cases;
+  cases.push_back({with_template("../../etc/x"), "template '../../etc/x' is not a template name"});
+  cases.push_back({with_template(std::string("gemv\0x", 6)), "template 'gemv\\0x'"});
+  cases.push_back({with_template(std::string(33, 'a')), "is not a template name"});
+  KernelBinary symbol = base;
+  symbol.symbol = "k\tforged";
+  cases.push_back({symbol, "symbol 'k\\tforged' is not a kernel symbol"});
+  KernelBinary contract = base;
+  contract.contract_text += "\nforged.hsaco\tk\tc";
+  cases.push_back({contract, "is not one line of printable ASCII"});
+  for (const auto &[kb, needle] : cases) {
+    SCOPED_TRACE(needle);
+    auto bundle = Bundle::from_bytes(serialize({kb}), "forged.gjb");
+    ASSERT_TRUE(bundle.ok()) << bundle.status().to_string();
+    auto plan = plan_extract(**bundle);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kCorrupt);
+    EXPECT_NE(plan.status().message().find("entry " + kb.key + " (gfx950): "), std::string::npos)
+        << plan.status().message();
+    EXPECT_NE(plan.status().message().find(needle), std::string::npos) << plan.status().message();
+  }
+}
 
 TEST(BundleFormatTest, RejectsEmptyFile) {
   TempDir dir;

@@ -152,6 +152,7 @@ StreamedSchedule plan_streamed(const Contract &c, const TuningOverride &o) {
   // workgroup memory a kernel gets without opting in.
   const int64_t wave = info.wave_size;
   while (t.ksplit > 1 && t.groups * t.ksplit * t.rt * t.mt * 4 * wave * 4 > info.shared_static_budget) t.ksplit /= 2;
+  while (t.groups > 1 && t.groups * t.ksplit * t.rt * t.mt * 4 * wave * 4 > info.shared_static_budget) t.groups /= 2;
   while (t.ksplit > 1 && t.ksplit * wave > kMaxBlockThreads) t.ksplit /= 2;
   while (t.groups > 1 && t.groups * t.ksplit * wave > kMaxBlockThreads) t.groups /= 2;
   // The K split across workgroups, for the block the caps above left.
@@ -160,6 +161,7 @@ StreamedSchedule plan_streamed(const Contract &c, const TuningOverride &o) {
   // the GPU holds (every split the polling one waits for is then running
   // beside it) and the table's rule allows it for the weight; poll=0|1 overrides.
   const bool poll_default = table_of(c.target).choose("streamed_poll", c).flag("poll");
+  t.weight_run_load = table_of(c.target).choose("streamed_weight_run", c).flag("run_load");
   t.poll = t.splits > 1 && split_fits_a_round(c, t) && (o.has("poll") ? o.at("poll") != 0 : poll_default);
   // UNROLL: steps whose loads are in flight together, within the budget
   // (a weight vector is 8 elements: 4 registers 16-bit, 2 e4m3; a live

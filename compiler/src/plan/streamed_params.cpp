@@ -92,11 +92,9 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   const bool fp8 = c.dtype_weight == DType::kFP8E4M3;
   set_streamed_weight_params(P, c);
   set("W_VEC_ALIGN", 8 * dtype_bytes(c.dtype_weight));
-  // sm_90, e4m3: a lane's VECS vectors of a row are one run of 8 VECS bytes
-  // at a 16-byte multiple, loaded at once (the PTX had kept two 8-byte
-  // loads); gfx950's LLVM merges them already, and asking for the run there
-  // scheduled worse in the model.
-  P["W_RUN_LOAD"] = fp8 && !target_is_amdgpu(c.target) ? "true" : "false";
+  // A lane's VECS vectors of a row are one run of 8 VECS bytes at a 16-byte
+  // multiple (the table's rule streamed_weight_run says where to load it at once).
+  P["W_RUN_LOAD"] = t.weight_run_load ? "true" : "false";
   set("W_RUN", 8 * t.vecs);
   set("W_RUN_ALIGN", std::min<int64_t>(16, 8 * t.vecs * dtype_bytes(c.dtype_weight)));
   p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival", "split_poll", "split_poll_pieces",

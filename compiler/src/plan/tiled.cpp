@@ -18,10 +18,6 @@ namespace {
 // The 1-byte static declaration behind gpu.dynamic_shared_memory takes one
 // 128-byte allocation unit.
 constexpr int64_t kDynamicSharedDeclarationBytes = 128;
-// The K split's last block: besides the partials of a round, the rest of
-// the tail of a 4-wave block held about this many registers (gfx950's code
-// objects); an 8-wave block's about twice that.
-constexpr int64_t kTailOtherRegisters = 64;
 // Stages a block may take at most (a stage ring's slots).
 constexpr int64_t kMaxRingStages = 8;
 // attn loaded before the K loop (4 registers a piece, held across it) where
@@ -151,16 +147,18 @@ void plan_persistent_grid(const Contract &c, const TiledTarget &tt, const Tuning
 
 // Splits whose partials the last block loads together, one L2 round trip a
 // round: every split at once where their registers fit beside the rest of
-// the tail in what a lane holds at the waves the grid places; else rounds
-// of 64 registers. oneround=0 keeps the rounds; round=N (sweeps) asks for N.
+// the tail (the table's rule tiled_tail: what the target's code objects
+// held) in what a lane holds at the waves the grid places; else rounds of
+// 64 registers. oneround=0 keeps the rounds; round=N (sweeps) asks for N.
 int64_t split_round(const Contract &c, const TiledSchedule &t, const TuningOverride &o, int64_t workgroups,
                     int64_t block, int64_t registers_per_split) {
   if (t.splits <= 1) return 1;
   if (o.has("round")) return std::clamp<int64_t>(o.at("round"), 1, t.splits);
   const bool one_round = !o.has("oneround") || o.at("oneround") != 0;
   if (one_round) {
-    const int64_t rest =
-        kTailOtherRegisters * (target_is_amdgpu(c.target) ? std::max<int64_t>(1, t.waves / kTiledWaves) : 1);
+    const Choice &tail = table_of(c.target).choose("tiled_tail", c);
+    const int64_t rest = tail.get("registers", 64) *
+                         (tail.flag("per_four_waves") ? std::max<int64_t>(1, t.waves / kTiledWaves) : 1);
     if (t.splits * registers_per_split <= lane_registers_placed(c.target, workgroups, block) - rest) return t.splits;
   }
   return std::clamp<int64_t>(64 / registers_per_split, 1, t.splits);

@@ -14,6 +14,7 @@ std::span<const RuleSpec> rule_specs() {
        {"thin_rows", "row_tiles_fit_cus", "blocks_fill_cus", "min_split_fits_a_round"},
        true},
       {"streamed_poll", {"poll"}, {}, true},
+      {"streamed_weight_run", {"run_load"}, {}, true},
       // tiled.cpp: the tiled form's block tile, where it applies at all.
       {"tiled_shape",
        {"bn", "bm", "bk", "stages", "stage_budget", "waves", "per_cu", "wgmma", "asked_only", "only_polled"},
@@ -22,6 +23,9 @@ std::span<const RuleSpec> rule_specs() {
        false},
       {"tiled_defaults", {"per_cu"}, {}, true},
       {"tiled_poll", {"rounds_max"}, {}, true},
+      // The tail of a K split's last block besides the partials: registers,
+      // and whether they grow with the block's waves (per 4).
+      {"tiled_tail", {"registers", "per_four_waves"}, {}, true},
       {"tiled_persistent", {"persistent"}, {"tiles_exceed_a_round"}, true},
       // epilogue_placement.cpp: where the gemv's and the streamed mma's epilogue loads attn.
       {"attn_load", {"at"}, {"streamed", "unroll", "full_waves"}, true},

@@ -1,7 +1,7 @@
 // The per-target tuning tables (compiler/tuning/<target>.tsv, embedded at
 // build time): the planner's choices as data, each row with the contract
 // range it covers, the choice, and its evidence (the model's and the H200's
-// µs, a decision record). docs/tuning-tables.md describes the format.
+// µs, a decision record). compiler/tuning/README.md describes the format.
 //
 // A rule (e.g. "streamed") is an ordered list of rows; the first row whose
 // ranges and conditions hold gives the choice. Conditions name facts the
