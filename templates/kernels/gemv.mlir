@@ -15,11 +15,10 @@
 // param UNROLL: steps loaded before their products
 // param VEC: elements of a 16-byte weight vector (hidden: as many)
 // param M_MAX: rows of hidden the kernel is specialised for (M <= M_MAX)
-// param ACC: accumulators a lane keeps: ROWS x M_MAX
 // param PAIRS: element pairs of a 16-byte vector: VEC / 2
 // param PART: independent partial sums an accumulator keeps (dot chains in flight)
-// param ACC_LEN: accumulator elements: ACC x PART
-// param OWN_SLOTS: outputs a lane owns in the epilogue: ceil(ACC / WAVE)
+// param ACC_LEN: accumulator elements: ROWS x M_MAX accumulators x PART
+// param OWN_SLOTS: outputs a lane owns in the epilogue: ceil(ROWS x M_MAX / WAVE)
 // param N: output columns N
 // param N_LAST: N - 1
 // param KVECS: 16-byte vectors of a row: K / VEC
@@ -27,8 +26,6 @@
 // param K_FULL_ALL: wave-wide steps in which every lane has a vector: KVECS / WAVE
 // param K_FULL: full steps a wave: K_FULL_ALL / KSPLIT
 // param K_GROUPS: trips of UNROLL full steps a wave
-// param K_REM: the first step the groups do not cover: K_GROUPS x UNROLL
-// param K_ITERS: all steps: ceil(KVECS / WAVE)
 // param LDH: row stride of hidden (elements)
 // param LDW: row stride of weight (elements)
 // param H_SIZE: elements of the hidden memref
@@ -81,10 +78,10 @@ module attributes {gpu.container_module} {
       %unroll = arith.constant ${UNROLL} : index
       %kvecs = arith.constant ${KVECS} : index
       %kgroups = arith.constant ${K_GROUPS} : index
-      %krem = arith.constant ${K_REM} : index
+      %krem = arith.muli %kgroups, %unroll : index
       %kfull = arith.constant ${K_FULL} : index
       %kfull_all = arith.constant ${K_FULL_ALL} : index
-      %kiters = arith.constant ${K_ITERS} : index
+      %kiters = arith.ceildivui %kvecs, %wave : index
       %ksplit = arith.constant ${KSPLIT} : index
       %m_i = arith.index_cast %m_actual : i64 to index
       %mlast = arith.subi %m_i, %c1 : index
@@ -218,7 +215,7 @@ module attributes {gpu.container_module} {
       %n = arith.constant ${N} : index
       %mmax = arith.constant ${M_MAX} : index
       %fzero = arith.constant 0.0 : f32
-      %outputs = arith.constant ${ACC} : index
+      %outputs = arith.muli %rows, %mmax : index
       %slots = arith.constant ${OWN_SLOTS} : index
       %owned0 = arith.constant dense<0.0> : vector<${OWN_SLOTS}xf32>
       %owned = scf.for %r = %c0 to %rows step %c1 iter_args(%own_r = %owned0) -> (vector<${OWN_SLOTS}xf32>) {

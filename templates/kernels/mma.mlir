@@ -27,7 +27,6 @@
 // param KSTEP: K elements a step: 32 x VECS
 // param S_ALL: steps: ceil(K / KSTEP), the last may be partial
 // param J_GROUPS: a wave's groups of UNROLL steps, every step in range
-// param J_REM: a wave's first step after the groups
 // param J_ITERS: a wave's steps, in range or not
 // param M_STRIDE: hidden rows a grid row owns: grid y = ceil(M / M_STRIDE), M_STRIDE <= M_BLOCK
 // param THIN_ROWS: whether M_STRIDE < M_BLOCK (the tiles' other rows are clamped copies, never stored)
@@ -53,7 +52,6 @@
 // param SPLIT_POLL: 1 where the splits meet by poll, 0 by arrival counter
 // param WS_INIT: the workspace's initial value (zeroed for the poll)
 // param ELEMENTS: accumulator elements a lane holds: TILES x 4
-// param ELEMENTS_LAST: ELEMENTS - 1
 // param OWN: accumulator elements a wave finishes: ceil(ELEMENTS / KSPLIT)
 // param GROUP_OUTPUTS: outputs of a column group: M_BLOCK x W_ROWS
 // param BLOCK_OUTPUTS: outputs of a workgroup: GROUPS x GROUP_OUTPUTS
@@ -68,7 +66,6 @@
 // param ATTN_BEFORE_LOOP: whether attn is loaded before the K loop
 // param ATTN_AFTER_LOOP: whether attn is loaded right after the K loop
 // param ATTN_PREFETCH: whether attn's lines are asked into L2 at the kernel's start
-// param SPLITS_LAST: SPLITS - 1
 // param OUT_SCALE_ARG: the out scales passed to the out's entry points (empty otherwise)
 // param OUT_SCALE_TYPE: the type of OUT_SCALE_ARG (empty otherwise)
 // param EPILOGUE: the snippets the kernel calls, filled in
@@ -131,7 +128,7 @@ module attributes {gpu.container_module} {
       %w_rows = arith.constant ${W_ROWS} : index
       %unroll = arith.constant ${UNROLL} : index
       %jgroups = arith.constant ${J_GROUPS} : index
-      %jrem = arith.constant ${J_REM} : index
+      %jrem = arith.muli %jgroups, %unroll : index
       %jiters = arith.constant ${J_ITERS} : index
       %scale_kb = arith.constant ${SCALE_KB} : index
       %m_all = arith.index_cast %m_actual : i64 to index
@@ -307,7 +304,7 @@ module attributes {gpu.container_module} {
       // split_poll_pieces.mlir); without one, and as the polling split, the block
       // finishes its sums from workgroup memory.
       %poll = arith.constant ${SPLIT_POLL} : i1
-      %splits_last = arith.constant ${SPLITS_LAST} : index
+      %splits_last = arith.subi %splits, %c1 : index
       %polling = arith.cmpi eq, %split, %splits_last : index
       %no_poll = arith.xori %poll, %true : i1
       %arrive = arith.andi %split_k, %no_poll : i1
@@ -400,8 +397,9 @@ module attributes {gpu.container_module} {
       %c4 = arith.constant 4 : index
       %c16 = arith.constant 16 : index
       %ksplit = arith.constant ${KSPLIT} : index
+      %c1 = arith.constant 1 : index
       %elements = arith.constant ${ELEMENTS} : index
-      %last = arith.constant ${ELEMENTS_LAST} : index
+      %last = arith.subi %elements, %c1 : index
       %mt = arith.constant ${MT} : index
       %tile_w = arith.constant ${TILE_W} : index
       %w_rows = arith.constant ${W_ROWS} : index

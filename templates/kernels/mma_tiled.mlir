@@ -19,7 +19,6 @@
 // param DRAIN_S0: the first ring's idle positions, where DRAIN_S0_KNOWN
 // param STAGES: stages in the ring
 // param STAGES_AHEAD: tiles in flight ahead of the one in use (STAGES - 1; wgmma with cp.async STAGES - 2; TMA STAGES - WGMMA_PENDING)
-// param SPLITS_LAST: SPLITS - 1
 // param SPLIT_ROUND: splits summed together in one round of the reduction
 // param SPLIT_ROUNDS_END: SPLITS rounded up to whole rounds
 // param KT: K tiles: K / BK
@@ -628,7 +627,7 @@ ${PICK_EPILOGUE_PART}
       %c1 = arith.constant 1 : index
       %tiles_n = arith.constant ${TILES_N} : index
       %splits = arith.constant ${SPLITS} : index
-      %split_last = arith.constant ${SPLITS_LAST} : index
+      %split_last = arith.subi %splits, %c1 : index
       %round = arith.constant ${SPLIT_ROUND} : index
       %rounds_end = arith.constant ${SPLIT_ROUNDS_END} : index
       %row_tiles = arith.muli %by, %tiles_n : index

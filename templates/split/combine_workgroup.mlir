@@ -1,6 +1,7 @@
 // kind: snippet
 // param PARTIALS: floats of the workgroup's partial sums of a K split
-// param ACC: accumulators a lane keeps: ROWS x M_MAX
+// param ROWS: weight rows (output columns) a wave owns
+// param M_MAX: rows of hidden the kernel is specialised for (M <= M_MAX)
 // param KSPLIT: waves that split the K range of one column group
     // KSPLIT waves per column group: each wave's lane 0 writes its sum for
     // accumulator `slot` to workgroup memory; after a barrier every wave reads
@@ -9,7 +10,9 @@
     func.func private @combine_partials(%dot: f32, %slot: index, %wave_id: index, %group: index, %lane: index) -> f32 {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %acc = arith.constant ${ACC} : index
+      %rows = arith.constant ${ROWS} : index
+      %mmax = arith.constant ${M_MAX} : index
+      %acc = arith.muli %rows, %mmax : index  // accumulators a lane keeps
       %ksplit = arith.constant ${KSPLIT} : index
       %zero = arith.constant 0.0 : f32
       %buf = memref.get_global @gatejit_partials : memref<${PARTIALS}xf32, #gpu.address_space<workgroup>>

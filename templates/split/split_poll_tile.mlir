@@ -4,9 +4,7 @@
 // param WAVE: lanes a wave (64 on gfx9, 32 on sm_90)
 // param BLOCK_WAVES: waves a workgroup
 // param SPLITS: workgroups that split the K range of a tile (grid z)
-// param SPLITS_LAST: SPLITS - 1
 // param POLL_OTHERS: splits the polling split reads (at least 1)
-// param POLL_OTHERS_LAST: POLL_OTHERS - 1
 // param POLL_ROUND: splits polled together in one round
 // param POLL_ROUNDS_END: the polled splits rounded up to whole rounds
 // param TILE_PAIRS: pairs of partials a thread holds: TILES x 2
@@ -19,8 +17,8 @@
     // out together, as many as the target's load counter holds: gfx950's
     // 63, so its 72 at N = 1536 M = 128 take a little more than one round
     // trip), and adds them in split order, then its own: the arrival's sum.
-    //   ${WS_SIZE} ${TILES} ${WAVE} ${BLOCK_WAVES} ${SPLITS} ${SPLITS_LAST}
-    //   ${POLL_OTHERS} (SPLITS - 1) ${POLL_OTHERS_LAST} ${POLL_ROUND}
+    //   ${WS_SIZE} ${TILES} ${WAVE} ${BLOCK_WAVES} ${SPLITS}
+    //   ${POLL_OTHERS} (SPLITS - 1) ${POLL_ROUND}
     //   ${POLL_ROUNDS_END} (the polls' rounds) ${TILE_PAIRS} (= TILES x 2)
 
     // Pair j (partials e = j / 2, q = 2 (j mod 2) and q + 1) of thread
@@ -57,7 +55,7 @@
       %c1 = arith.constant 1 : index
       %c2 = arith.constant 2 : index
       %splits = arith.constant ${SPLITS} : index
-      %split_last = arith.constant ${SPLITS_LAST} : index
+      %split_last = arith.subi %splits, %c1 : index
       %pairs_c = arith.constant ${TILE_PAIRS} : index
       %tile_splits = arith.muli %tile, %splits : index
       %polling = arith.cmpi eq, %bz, %split_last : index
@@ -95,7 +93,7 @@
       %c1 = arith.constant 1 : index
       %c2 = arith.constant 2 : index
       %others = arith.constant ${POLL_OTHERS} : index
-      %others_last = arith.constant ${POLL_OTHERS_LAST} : index
+      %others_last = arith.subi %others, %c1 : index
       %round = arith.constant ${POLL_ROUND} : index
       %rounds_end = arith.constant ${POLL_ROUNDS_END} : index
       %pairs_c = arith.constant ${TILE_PAIRS} : index

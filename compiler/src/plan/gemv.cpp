@@ -93,17 +93,14 @@ void apply_gemv(KernelPlan &p, const GemvSchedule &s) {
   P["T_HIDDEN"] = mlir_type(c.dtype_hidden);
   P["T_DOT"] = c.dtype_weight == DType::kFP8E4M3 ? "f32" : mlir_type(c.dtype_weight);
   set_streamed_weight_params(P, c);
-  P["ACC"] = fmt::format("{}", acc);
   P["OWN_SLOTS"] = fmt::format("{}", (acc + wave - 1) / wave);
   P["PART"] = fmt::format("{}", s.part);
   P["ACC_LEN"] = fmt::format("{}", acc * s.part);
   P["K_GROUPS"] = fmt::format("{}", k_groups);
-  P["K_REM"] = fmt::format("{}", k_groups * s.unroll);
   P["WAVE"] = fmt::format("{}", wave);
   P["VEC"] = fmt::format("{}", vec);
   P["KVECS"] = fmt::format("{}", g.kvecs);
   P["K_FULL"] = fmt::format("{}", k_full);
-  P["K_ITERS"] = fmt::format("{}", (g.kvecs + wave - 1) / wave);
   // Blocks of WAVES column groups, each group KSPLIT waves.
   const int64_t block_waves = waves * s.ksplit;
   P["WAVES"] = fmt::format("{}", block_waves);

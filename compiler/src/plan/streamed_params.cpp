@@ -51,16 +51,13 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   set("S_ALL", s_all);
   set("UNROLL", t.unroll);
   set("J_GROUPS", j_groups);
-  set("J_REM", j_groups * t.unroll);
   set("J_ITERS", ceil_div(s_all, ksplit_all));
   set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
   set("ELEMENTS", tiles * 4);
-  set("ELEMENTS_LAST", tiles * 4 - 1);
   set("OWN", ceil_div(tiles * 4, t.ksplit));
   const int64_t tiles_n = ceil_div(c.n, n_per_block);
   const int64_t tiles_m = c.m_max > m_stride ? ceil_div(c.m_max, m_stride) : 1;
   set("SPLITS", t.splits);
-  set("SPLITS_LAST", t.splits - 1);
   set("KSPLIT_ALL", ksplit_all);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
   const bool poll = t.splits > 1 && t.poll;

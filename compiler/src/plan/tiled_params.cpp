@@ -117,7 +117,6 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   if (!amd && !t.tma) set("PENDING", ahead - 1);  // async_copy_sm90's (gfx950's: WAIT_YOUNGER_CASES)
   set("KT", c.k / t.bk);
   set("SPLITS", t.splits);
-  set("SPLITS_LAST", t.splits - 1);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
   set("TILES_N", tiles_n);
   if (!t.tma) {  // stage_copy_chunks: every thread copies 16-byte chunks
@@ -131,7 +130,6 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   P["SPLIT_POLL"] = t.poll ? "1" : "0";
   P["WS_INIT"] = t.poll ? "dense<0.0>" : "uninitialized";
   set("POLL_OTHERS", t.poll_others);
-  set("POLL_OTHERS_LAST", t.poll_others - 1);
   set("POLL_ROUND", t.poll_round);
   set("POLL_ROUNDS_END", t.poll_rounds * t.poll_round);
   set("TILE_PAIRS", rt * mt * 2);
