@@ -179,6 +179,31 @@ TEST(SeededDefects, WaitcntRemovedIsReadBeforeItsWait) {
       << report.status().message();
 }
 
+TEST(SeededDefects, UnimplementedInstructionIsNamed) {
+  // A v_mov_b32_e32 turned into v_sin_f32_e32 (VOP1 opcode field, bits
+  // 16:9), which no gatejit kernel uses and the emulator does not implement.
+  auto kb = compile_cached(contract(1, 1536, 7168));
+  ASSERT_TRUE(kb.ok()) << kb.status().message();
+  int changed = 0;
+  seed_defect(
+      *kb,
+      [&](const CodeInstruction &in, uint8_t *b) {
+        if (changed || !starts(in.text, "v_mov_b32_e32") || in.size != 4) return false;
+        uint32_t w;
+        std::memcpy(&w, b, 4);
+        w = (w & ~(0xffu << 9)) | (0x29u << 9);
+        std::memcpy(b, &w, 4);
+        return ++changed > 0;
+      },
+      [](const std::string &t) { return starts(t, "v_sin_f32_e32"); });
+  ASSERT_EQ(changed, 1);
+  auto report = run_seeded(*kb, contract(1, 1536, 7168));
+  ASSERT_FALSE(report.ok()) << "the unimplemented instruction ran";
+  EXPECT_NE(report.status().message().find("instruction not implemented by the emulator: v_sin_f32_e32 (v_sin_f32_e32 v"),
+            std::string::npos)
+      << report.status().message();
+}
+
 TEST(SeededDefects, BarrierRemovedIsAnLdsRace) {
   auto kb = compile_cached(contract(1, 1536, 7168));
   ASSERT_TRUE(kb.ok()) << kb.status().message();
