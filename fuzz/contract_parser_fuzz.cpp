@@ -5,7 +5,8 @@
 // survives a JSON round trip with the same canonical text, and its key is
 // 32 lowercase hex digits; and what a hostile input gets back: a parse error
 // is one short line of printable text, whatever the input echoed (inputs up
-// to 1 MiB and any nesting: scripts/run_fuzzers.sh seeds deep ones).
+// to 1 MiB and any nesting: scripts/run_fuzzers.sh seeds deep ones), and an
+// integer past int64 is refused, echoed as given, never as what it wraps to.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include "gatejit/contract.h"
 #include "gatejit/contract_json.h"
+#include "json_input.h"
 
 namespace {
 
@@ -31,11 +33,29 @@ bool is_key(const std::string &k) {
   return true;
 }
 
+// A top-level integer past int64 (JSON numbers go up to uint64) makes the
+// contract an error; where the error names that key, it shows the number
+// as given.
+void check_integers_past_int64(std::string_view text, const gatejit::StatusOr<gatejit::Contract> &parsed) {
+  auto j = gatejit::parse_json_input(text, "fuzz input");
+  if (!j.ok() || !j->is_object()) return;
+  for (const auto &[key, value] : j->items()) {
+    if (!value.is_number_unsigned() || value.get<uint64_t>() <= uint64_t(INT64_MAX)) continue;
+    check(!parsed.ok(), "a contract with an integer past int64 parsed");
+    const std::string &m = parsed.status().message();
+    if (m.rfind(key + " = ", 0) == 0)
+      check(m.rfind(key + " = " + std::to_string(value.get<uint64_t>()), 0) == 0,
+            "an integer past int64 echoed as another number");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace gatejit;
-  auto parsed = contract_from_json_text(std::string_view(reinterpret_cast<const char *>(data), size));
+  const std::string_view text(reinterpret_cast<const char *>(data), size);
+  auto parsed = contract_from_json_text(text);
+  check_integers_past_int64(text, parsed);
   if (!parsed.ok()) {
     const std::string &m = parsed.status().message();
     check(!m.empty(), "a parse error without a message");

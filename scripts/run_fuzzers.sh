@@ -53,6 +53,7 @@ done <<'JSON'
 {"m": 4, "m_max": 16, "n": 1024, "k": 2048, "dtype_hidden": "bf16", "dtype_weight": "bf16", "dtype_attn": "bf16", "dtype_out": "bf16", "ld_hidden": 4096, "ld_weight": 2048, "ld_attn": 1024, "ld_out": 1024, "align": 64, "template": "gemv"}
 {"m": 1, "n": 7, "k": 9, "dtype": "bfloat16", "align": 2, "template": "auto"}
 {"m": 0, "n": -1, "k": 1e3, "dtype": "int8", "unknown": true}
+{"m": 18446744073709551615, "n": 9223372036854775808, "k": -9223372036854775808}
 JSON
 # Nesting: deep enough to overflow any recursive walk (the parser's bound is
 # 64 levels), in arrays, objects and a contract value.

@@ -30,13 +30,6 @@ void apply_generic(KernelPlan &p) {
   set_out_params(p, p.params["SPAN"], kGenericBlock, 1, kGenericBlock);
 }
 
-void apply_waves(KernelPlan &p) {
-  const WavesPerSimd &w = p.schedule.waves;
-  if (w.max == 0) return;
-  p.params["WAVES_PER_EU"] = fmt::format("{}", w.max);
-  if (w.pinned) p.params["MIN_WAVES_PER_EU"] = fmt::format("{}", w.min);
-}
-
 void apply_attn(KernelPlan &p) {
   if (!std::holds_alternative<GemvSchedule>(p.schedule.form) &&
       !std::holds_alternative<StreamedSchedule>(p.schedule.form))
@@ -100,7 +93,6 @@ void to_params(KernelPlan &p) {
         else apply_generic(p);
       },
       p.schedule.form);
-  apply_waves(p);
   apply_attn(p);
 }
 

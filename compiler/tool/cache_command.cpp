@@ -114,7 +114,15 @@ Runner add_cache_command(CLI::App &app) {
                   "stats | list | verify (exit 0 clean, 1 repaired, 2 not repaired) | clear")
       ->required()
       ->check(CLI::IsMember({"stats", "list", "verify", "clear"}));
-  cmd->add_option("--dir", *dir, "cache directory (default: $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit)");
+  // An empty --dir names no folder (an empty GATEJIT_CACHE_DIR means unset,
+  // as in the environment of every gatejit variable; a flag given empty is a
+  // mistake).
+  cmd->add_option("--dir", *dir,
+                  "cache directory (default: $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit; "
+                  "an empty variable counts as unset)")
+      ->check([](const std::string &v) {
+        return v.empty() ? std::string("an empty path names no folder; leave --dir out for the default") : "";
+      });
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "stats, list, verify: print one JSON object (the same fields, machine-readable)");
   return [action, dir, json] { return run_cache(*action, *dir, *json); };

@@ -50,6 +50,7 @@ int main(int argc, char **argv) {
   add(add_precompile_command, true);
   add(add_bundle_command, false);
   add(add_plan_command, true);
+  add(add_emulate_command, true);
   // A first word that names no subcommand: say so (CLI11 would only say that
   // a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {

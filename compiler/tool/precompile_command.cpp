@@ -8,8 +8,11 @@
 // (target, dtype, act, rounding) is added too, so the bundle has a fallback;
 // --all-generic adds every generic kernel each target allows (the shipped
 // bundle: shipped_bundle.h).
+// A spec or a record may expand to at most limits::kPrecompileContracts
+// contracts (counted once per target).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -57,7 +60,10 @@ StatusOr<std::vector<Contract>> expand_item(nlohmann::json item, size_t index) {
     const auto &r = item["m"];
     if (!r.contains("min") || !r.contains("max") || !r["min"].is_number_integer() || !r["max"].is_number_integer())
       return invalid_argument(where + "m range must be {\"min\": int, \"max\": int}");
-    const int64_t lo = r["min"], hi = r["max"];
+    auto lo_v = json_int64(r["min"], "m range min"), hi_v = json_int64(r["max"], "m range max");
+    if (!lo_v.ok()) return invalid_argument(where + lo_v.status().message());
+    if (!hi_v.ok()) return invalid_argument(where + hi_v.status().message());
+    const int64_t lo = *lo_v, hi = *hi_v;
     if (lo < 1 || hi < lo || hi - lo > 4096)
       return invalid_argument(where + "m range [" + std::to_string(lo) + ", " + std::to_string(hi) +
                               "]: need 1 <= min <= max and at most 4097 values");
@@ -78,7 +84,17 @@ StatusOr<std::vector<Contract>> expand_item(nlohmann::json item, size_t index) {
 }
 
 // The spec's contracts, m expanded.
-StatusOr<std::vector<Contract>> read_spec(const PrecompileArgs &a) {
+// A spec or record past the cap is refused before anything compiles, after at
+// most one item's expansion past it. `per_contract`: the targets each counts for.
+Status check_contract_cap(const std::string &what, size_t count, size_t per_contract, const std::string &where) {
+  if (count * per_contract <= limits::kPrecompileContracts) return Status::Ok();
+  return invalid_argument(what + ": expands to more than " + std::to_string(limits::kPrecompileContracts) +
+                          " contracts (" + where + " goes past; each m value of each item counts "
+                          "once per target): split it into several bundles, or give \"m\": \"dynamic\" with "
+                          "\"m_max\", one kernel for every M up to it (docs/runtime.md)");
+}
+
+StatusOr<std::vector<Contract>> read_spec(const PrecompileArgs &a, size_t per_contract) {
   const std::string what = "spec " + escape_input(a.spec);
   auto bytes = read_file(a.spec, limits::kSpecBytes);
   if (!bytes.ok()) return Status(bytes.status().code(), "spec " + bytes.status().message());
@@ -94,6 +110,7 @@ StatusOr<std::vector<Contract>> read_spec(const PrecompileArgs &a) {
     auto contracts = expand_item(spec[i], i);
     if (!contracts.ok()) return contracts.status();
     out.insert(out.end(), contracts->begin(), contracts->end());
+    GATEJIT_RETURN_IF_ERROR(check_contract_cap(what, out.size(), per_contract, "item " + std::to_string(i)));
   }
   return out;
 }
@@ -135,13 +152,15 @@ StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
     return Status::Ok();
   };
   if (!a.spec.empty()) {
-    auto contracts = read_spec(a);
+    auto contracts = read_spec(a, std::max<size_t>(1, targets.size()));
     if (!contracts.ok()) return contracts.status();
     GATEJIT_RETURN_IF_ERROR(add_for_targets(*contracts));
   }
   if (!a.contracts.empty()) {
     auto contracts = read_contract_record(a.contracts);
     if (!contracts.ok()) return contracts.status();
+    GATEJIT_RETURN_IF_ERROR(check_contract_cap("--contracts " + escape_input(a.contracts), contracts->size(),
+                                               std::max<size_t>(1, targets.size()), "the record"));
     GATEJIT_RETURN_IF_ERROR(add_for_targets(*contracts));
   }
   if (a.all_generic)

@@ -106,6 +106,64 @@ StatusOr<KernelBinary> compile_cached(const Contract &contract) {
   return (*cache)->get_or_compile(cache_key(key, fp), key, fp, compile);
 }
 
+namespace {
+
+// One problem's host tensors and their device copies.
+struct Problem {
+  HostTensor hidden, weight, attn;
+  std::vector<float> scales;
+  int64_t groups = 0;
+  DeviceBytes d_hidden, d_weight, d_attn, d_out, d_scales, d_out_scales;
+  size_t out_bytes = 0;
+  uint8_t *out = nullptr;
+};
+
+// Fresh inputs as the GPU suite makes them (projections of O(1)), uploaded;
+// the out and its scales poisoned so that an unwritten element fails.
+void fill(Problem &p, const Contract &c, const GateRunRequest &r, uint64_t seed) {
+  reference::fill_random(p.hidden, 1.0f, seed);
+  const float bound = float(6.0 / std::sqrt(double(c.k)));
+  if (c.weight_scale == WeightScale::kNone) {
+    reference::fill_random(p.weight, bound, seed + 1);
+  } else {
+    reference::fill_random_fp8(p.weight, seed + 1);
+    p.scales = reference::random_weight_scales(c.weight_scale, c.n, c.k, bound, seed + 3);
+  }
+  reference::fill_random(p.attn, 2.0f, seed + 2);
+  std::memcpy(p.d_hidden.data(), p.hidden.bytes.data(), p.hidden.bytes.size());
+  std::memcpy(p.d_weight.data(), p.weight.bytes.data(), p.weight.bytes.size());
+  std::memcpy(p.d_attn.data(), p.attn.bytes.data(), p.attn.bytes.size());
+  if (!p.scales.empty()) std::memcpy(p.d_scales.data(), p.scales.data(), p.scales.size() * 4);
+  if (!r.in_place) poison(p.d_out.data(), p.out_bytes, c.dtype_out);
+  if (p.groups) poison(p.d_out_scales.data(), p.d_out_scales.bytes, DType::kF32);
+}
+
+// Every element of the out (and its scales) against the reference.
+reference::CheckResult check(const Problem &p, const Contract &c, int64_t M, int64_t ldo) {
+  reference::GateProblem gp{c.act, c.rounding, &p.hidden, &p.weight, &p.attn, c.weight_scale,
+                            p.scales.empty() ? nullptr : &p.scales};
+  if (p.groups) {
+    HostTensor q = reference::make_tensor(DType::kFP8E4M3, M, c.n, ldo);
+    std::memcpy(q.bytes.data(), p.out, q.bytes.size());
+    std::vector<float> out_scales(size_t(M * p.groups));
+    std::memcpy(out_scales.data(), p.d_out_scales.data(), out_scales.size() * 4);
+    return reference::check_gate_fp8_out(gp, q, out_scales);
+  }
+  HostTensor out = reference::make_tensor(c.dtype_out, M, c.n, ldo);
+  std::memcpy(out.bytes.data(), p.out, out.bytes.size());
+  return reference::check_gate(gp, out);
+}
+
+void add_check(GateRunReport &report, const reference::CheckResult &check) {
+  report.checked += check.checked;
+  report.exact_required += check.exact_required;
+  report.mismatches += check.mismatches;
+  report.unwritten += check.unwritten;
+  if (!check.first_failure.empty()) report.first_mismatches.push_back(check.first_failure);
+}
+
+}  // namespace
+
 StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
   const Contract &c = r.contract;
   if (c.target != gpu.device().target())
@@ -113,6 +171,7 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
                             target_name(gpu.device().target()));
   const int64_t M = r.launch_m ? r.launch_m : c.m;
   if (M <= 0) return invalid_argument("launch M must be at least 1");
+  if (r.launches < 1) return invalid_argument("launches must be at least 1");
   if (c.m_dynamic && r.through_runtime)
     return invalid_argument("a dynamic-M contract runs through its ABI (through_runtime = false)");
   if (r.in_place && c.fp8_out()) return invalid_argument("an fp8 out cannot be in place");
@@ -120,45 +179,38 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
   const int64_t ldh = c.ld_hidden ? c.ld_hidden : c.k, ldw = c.ld_weight ? c.ld_weight : c.k;
   const int64_t lda = c.ld_attn ? c.ld_attn : c.n, ldo = r.in_place ? lda : (c.ld_out ? c.ld_out : c.n);
 
-  // Inputs as the GPU suite makes them: projections of O(1).
-  HostTensor hidden = reference::make_tensor(dt, M, c.k, ldh);
-  HostTensor weight = reference::make_tensor(wdt, c.n, c.k, ldw);
-  HostTensor attn = reference::make_tensor(c.dtype_attn, M, c.n, lda);
-  std::vector<float> scales;
-  reference::fill_random(hidden, 1.0f, r.seed);
-  const float bound = float(6.0 / std::sqrt(double(c.k)));
-  if (c.weight_scale == WeightScale::kNone) {
-    reference::fill_random(weight, bound, r.seed + 1);
-  } else {
-    reference::fill_random_fp8(weight, r.seed + 1);
-    scales = reference::random_weight_scales(c.weight_scale, c.n, c.k, bound, r.seed + 3);
-  }
-  reference::fill_random(attn, 2.0f, r.seed + 2);
-  const int64_t groups = c.fp8_out() ? c.n / kOutGroup : 0;
-
   Device &dev = gpu.device();
+  Problem p;
+  p.hidden = reference::make_tensor(dt, M, c.k, ldh);
+  p.weight = reference::make_tensor(wdt, c.n, c.k, ldw);
+  p.attn = reference::make_tensor(c.dtype_attn, M, c.n, lda);
+  if (c.weight_scale != WeightScale::kNone) {
+    const auto shape = reference::weight_scale_shape(c.weight_scale, c.n, c.k);
+    p.d_scales = DeviceBytes(dev, size_t(shape.rows * shape.cols) * 4, 0);
+  }
+  p.groups = c.fp8_out() ? c.n / kOutGroup : 0;
   const size_t off = r.misalign_bytes, off_ao = off + r.attn_out_misalign;
-  DeviceBytes d_hidden(dev, hidden.bytes.size(), off), d_weight(dev, weight.bytes.size(), off);
-  DeviceBytes d_attn(dev, attn.bytes.size(), off_ao);
-  const size_t out_bytes = size_t(M * ldo) * size_t(dtype_bytes(odt));
-  DeviceBytes d_out = r.in_place ? DeviceBytes() : DeviceBytes(dev, out_bytes, off_ao);
-  DeviceBytes d_scales = scales.empty() ? DeviceBytes() : DeviceBytes(dev, scales.size() * 4, 0);
-  DeviceBytes d_out_scales = groups ? DeviceBytes(dev, size_t(M * groups) * 4, 0) : DeviceBytes();
-  if (!d_hidden.base || !d_weight.base || !d_attn.base || (!r.in_place && !d_out.base))
+  p.d_hidden = DeviceBytes(dev, p.hidden.bytes.size(), off);
+  p.d_weight = DeviceBytes(dev, p.weight.bytes.size(), off);
+  p.d_attn = DeviceBytes(dev, p.attn.bytes.size(), off_ao);
+  p.out_bytes = size_t(M * ldo) * size_t(dtype_bytes(odt));
+  if (!r.in_place) p.d_out = DeviceBytes(dev, p.out_bytes, off_ao);
+  if (p.groups) p.d_out_scales = DeviceBytes(dev, size_t(M * p.groups) * 4, 0);
+  if (!p.d_hidden.base || !p.d_weight.base || !p.d_attn.base || (!r.in_place && !p.d_out.base))
     return internal_error("out of host memory for the emulated GPU's buffers");
-  std::memcpy(d_hidden.data(), hidden.bytes.data(), hidden.bytes.size());
-  std::memcpy(d_weight.data(), weight.bytes.data(), weight.bytes.size());
-  std::memcpy(d_attn.data(), attn.bytes.data(), attn.bytes.size());
-  if (!scales.empty()) std::memcpy(d_scales.data(), scales.data(), scales.size() * 4);
-  if (!r.in_place) poison(d_out.data(), out_bytes, odt);
-  if (groups) poison(d_out_scales.data(), size_t(M * groups) * 4, DType::kF32);
-  uint8_t *out_ptr = r.in_place ? d_attn.data() : d_out.data();
+  p.out = r.in_place ? p.d_attn.data() : p.d_out.data();
 
   GateRunReport report;
   gpu.set_options(r.options);
   gpu.take_launches();
-  const auto t0 = std::chrono::steady_clock::now();
   KernelBinary used;
+  double seconds = 0;
+  auto timed = [&](const auto &launch) -> Status {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = launch();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  };
   if (r.through_runtime) {
     gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
     options.disable_cache = 1;  // compile_cached keeps the disk cache; the hook hands its binary over
@@ -180,25 +232,31 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
     };
     GATEJIT_RETURN_IF_ERROR(runtime_set_jit(rt, std::move(hook)));
     gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT;
-    args.hidden = {d_hidden.data(), c_dtype(dt), M, c.k, ldh};
-    args.weight = {d_weight.data(), c_dtype(wdt), c.n, c.k, ldw};
-    args.attn = {d_attn.data(), c_dtype(c.dtype_attn), M, c.n, lda};
-    args.out = {out_ptr, c_dtype(odt), M, c.n, ldo};
+    args.hidden = {p.d_hidden.data(), c_dtype(dt), M, c.k, ldh};
+    args.weight = {p.d_weight.data(), c_dtype(wdt), c.n, c.k, ldw};
+    args.attn = {p.d_attn.data(), c_dtype(c.dtype_attn), M, c.n, lda};
+    args.out = {p.out, c_dtype(odt), M, c.n, ldo};
     args.act = c.act == Activation::kSigmoid ? GATEJIT_SIGMOID : GATEJIT_SILU;
     args.rounding = c.rounding == Rounding::kBoundary ? GATEJIT_ROUNDING_BOUNDARY : GATEJIT_ROUNDING_FUSED;
     args.device_kind = GATEJIT_DEVICE_HIP;
-    if (!scales.empty()) {
+    if (p.d_scales.base) {
       const auto shape = reference::weight_scale_shape(c.weight_scale, c.n, c.k);
-      args.weight_scale = {d_scales.data(), GATEJIT_F32, shape.rows, shape.cols, shape.cols};
+      args.weight_scale = {p.d_scales.data(), GATEJIT_F32, shape.rows, shape.cols, shape.cols};
     }
-    if (groups) args.out_scale = {d_out_scales.data(), GATEJIT_F32, M, groups, groups};
+    if (p.groups) args.out_scale = {p.d_out_scales.data(), GATEJIT_F32, M, p.groups, p.groups};
     char *text = nullptr;
     const std::string explained = status_text(gatejit_explain(rt, &args, &text));
     if (!explained.empty()) return device_error("explain: " + explained);
     report.path = text ? text : "";
     gatejit_string_free(text);
-    const std::string launched = status_text(gatejit_gate_epilogue(rt, &args));
-    if (!launched.empty()) return device_error(launched);
+    for (int i = 0; i < r.launches; ++i) {
+      fill(p, c, r, r.seed + 1000 * uint64_t(i));
+      GATEJIT_RETURN_IF_ERROR(timed([&] {
+        const std::string launched = status_text(gatejit_gate_epilogue(rt, &args));
+        return launched.empty() ? Status::Ok() : device_error(launched);
+      }));
+      add_check(report, check(p, c, M, ldo));
+    }
   } else {
     if (r.binary) used = *r.binary;
     else {
@@ -214,44 +272,27 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
       Module *m;
       ~Unload() { d.unload(m); }
     } unload{dev, *module};
-    LaunchValues v{d_hidden.data(), d_weight.data(), d_attn.data(), out_ptr, M, c.n, c.k, ldh, ldw, lda, ldo};
-    v.weight_scale = scales.empty() ? nullptr : d_scales.data();
-    v.out_scale = groups ? d_out_scales.data() : nullptr;
+    LaunchValues v{p.d_hidden.data(), p.d_weight.data(), p.d_attn.data(), p.out, M, c.n, c.k, ldh, ldw, lda, ldo};
+    v.weight_scale = p.d_scales.base ? p.d_scales.data() : nullptr;
+    v.out_scale = p.groups ? p.d_out_scales.data() : nullptr;
     const std::vector<AbiArg> abi = declared_abi(used);
     LaunchSlots slots = pack_launch_args(abi, v);
     LaunchGrid grid;
     grid.workgroups = used.geometry.launch_grid(c.n, M);
     grid.workgroup_size = {used.geometry.block_x, 1, 1};
     grid.dynamic_lds_bytes = used.geometry.shared_bytes;
-    RunStats stats;
-    Status s = dev.launch(*module, used.symbol, grid, slots.data(), r.options, &stats);
-    if (!s.ok()) return s;
-    report.launches.push_back({used.symbol, grid, std::move(stats)});
+    for (int i = 0; i < r.launches; ++i) {
+      fill(p, c, r, r.seed + 1000 * uint64_t(i));
+      RunStats stats;
+      GATEJIT_RETURN_IF_ERROR(timed([&] { return dev.launch(*module, used.symbol, grid, slots.data(), r.options, &stats); }));
+      report.launches.push_back({used.symbol, grid, std::move(stats)});
+      add_check(report, check(p, c, M, ldo));
+    }
   }
-  report.emulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.emulate_seconds = seconds;
   for (auto &l : gpu.take_launches()) report.launches.push_back(std::move(l));
   report.kernel = used.symbol;
   report.form = used.code.empty() ? "unknown" : kernel_form(used);
-
-  // Every element against the reference.
-  reference::GateProblem p{c.act, c.rounding, &hidden, &weight, &attn, c.weight_scale, scales.empty() ? nullptr : &scales};
-  reference::CheckResult check;
-  if (groups) {
-    HostTensor q = reference::make_tensor(DType::kFP8E4M3, M, c.n, ldo);
-    std::memcpy(q.bytes.data(), out_ptr, q.bytes.size());
-    std::vector<float> out_scales(size_t(M * groups));
-    std::memcpy(out_scales.data(), d_out_scales.data(), out_scales.size() * 4);
-    check = reference::check_gate_fp8_out(p, q, out_scales);
-  } else {
-    HostTensor out = reference::make_tensor(odt, M, c.n, ldo);
-    std::memcpy(out.bytes.data(), out_ptr, out.bytes.size());
-    check = reference::check_gate(p, out);
-  }
-  report.checked = check.checked;
-  report.exact_required = check.exact_required;
-  report.mismatches = check.mismatches;
-  report.unwritten = check.unwritten;
-  if (!check.first_failure.empty()) report.first_mismatches.push_back(check.first_failure);
   return report;
 }
 

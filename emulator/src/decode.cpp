@@ -469,7 +469,7 @@ uint8_t float_width_of(std::string_view mn) {
 }
 
 uint64_t float_const_bits(double d, uint8_t width) {
-  if (width == 64) return bits(d);
+  if (width == 64) return f64_bits(d);
   const float f = float(d);
   if (width == 16) {
     // The inline constants (+-0.5, 1, 2, 4, 1/(2 pi)) as binary16.
@@ -482,7 +482,7 @@ uint64_t float_const_bits(double d, uint8_t width) {
       if (std::abs(e.v - d) < 1e-7) return e.h;
     fail("16-bit inline constant " + std::to_string(d));
   }
-  return bits(f);
+  return f32_bits(f);
 }
 
 Inst parse_inst(const Raw &raw, Target target, Program &p, std::unordered_map<std::string, uint16_t> &mnemonic_ids) {
@@ -565,6 +565,19 @@ Inst parse_inst(const Raw &raw, Target target, Program &p, std::unordered_map<st
 }
 
 }  // namespace
+
+StatusOr<std::vector<CodeInstruction>> disassemble_code_object(std::span<const uint8_t> code_object) {
+  auto co = parse_code_object(code_object);
+  if (!co.ok()) return co.status();
+  auto raw = disassemble(*co, 0);
+  if (!raw.ok()) return raw.status();
+  const CodeObject::Segment *seg = nullptr;
+  for (const auto &s : co->segments)
+    if (co->text_vaddr >= s.vaddr && co->text_vaddr + co->text_bytes <= s.vaddr + s.file_bytes) seg = &s;
+  std::vector<CodeInstruction> out;
+  for (const Raw &r : *raw) out.push_back({seg->file_offset + (r.address - seg->vaddr), r.size, r.text});
+  return out;
+}
 
 uint32_t Program::index_at(uint64_t address) const {
   auto it = index_of.find(address);

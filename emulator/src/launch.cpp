@@ -58,15 +58,39 @@ uint8_t *global_bytes(Wave &w, uint64_t addr, uint32_t bytes) {
   return p;
 }
 
+Writer writer_of(const Wave &w) {
+  const Launch &l = *w.launch;
+  return Writer{w.id + 1, l.current_inst ? l.current_inst->index : 0, w.wg->xcd};
+}
+
+void check_stale(Wave &w, const StaleRead &s) {
+  if (!s.found) return;
+  const Launch &l = *w.launch;
+  char addr[64];
+  std::snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)s.addr);
+  std::string writer = "another XCD";
+  if (s.writer.wave) {
+    const Wave &other = l.waves[s.writer.wave - 1];
+    writer = wave_name(other) + " on XCD " + std::to_string(other.wg->xcd) + " (" + inst_where(l, s.writer.inst) + ")";
+  }
+  const std::string me = wave_name(w) + " on XCD " + std::to_string(w.wg->xcd);
+  if (s.unreleased)
+    fail("cross-XCD stale read: " + me + " reads byte " + addr + " that " + writer +
+         " stored and has not released to memory (no buffer_wbl2 sc1 or sc1 store since), so this XCD cannot see it");
+  fail("cross-XCD stale read: " + me + " reads byte " + addr + " from an old copy in its L2: " + writer +
+       " has since released a newer value, and no acquire (buffer_inv sc1) or sc1 load fetched it");
+}
+
 void global_load(Wave &w, uint64_t addr, void *dst, uint32_t bytes, AccessScope scope) {
   uint8_t *p = global_bytes(w, addr, bytes);
-  if (w.launch->xcd) w.launch->xcd->load(w.wg->xcd, p, addr, dst, bytes, scope);
+  if (w.launch->xcd) check_stale(w, w.launch->xcd->load(w.wg->xcd, p, addr, dst, bytes, scope));
   else std::memcpy(dst, p, bytes);
 }
 
 void global_store(Wave &w, uint64_t addr, const void *src, uint32_t bytes, AccessScope scope) {
   uint8_t *p = global_bytes(w, addr, bytes);
-  if (w.launch->xcd) w.launch->xcd->store(w.wg->xcd, p, addr, src, bytes, scope);
+  note_write(w);
+  if (w.launch->xcd) w.launch->xcd->store(w.wg->xcd, p, addr, src, bytes, scope, writer_of(w));
   else std::memcpy(p, src, bytes);
 }
 
@@ -121,6 +145,7 @@ uint8_t *lds_read(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes) {
 
 static uint8_t *lds_write_common(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes, uint64_t dma_seq) {
   lds_bounds(w, addr, bytes);
+  note_write(w);
   if (w.wg->lds_shadow) {
     const uint32_t me = w.id + 1, epoch = w.wg->epoch;
     const bool races = w.launch->options.check_lds_races;
@@ -148,6 +173,7 @@ uint8_t *lds_dma_write(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes, u
 uint8_t *lds_atomic(Wave &w, const Inst &in, uint32_t addr, uint32_t bytes) {
   (void)in;
   lds_bounds(w, addr, bytes);
+  note_write(w);
   return w.wg->lds + addr;
 }
 
@@ -255,6 +281,7 @@ static void release_barrier_if_complete(Workgroup &g, std::vector<Wave> &waves) 
   }
   g.waves_at_barrier = 0;
   ++g.epoch;
+  ++waves[g.first_wave].launch->write_epoch;
 }
 
 void barrier_arrive(Wave &w) {
@@ -264,10 +291,41 @@ void barrier_arrive(Wave &w) {
 }
 
 void end_wave(Wave &w) {
+  note_write(w);
   w.state = Wave::State::kDone;
   ++w.wg->waves_done;
   release_barrier_if_complete(*w.wg, w.launch->waves);
 }
+
+// ---- spin detection ----
+
+static uint64_t state_hash(const Wave &w) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const uint32_t *p, size_t n) {
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  mix(w.s, kSgprFile);
+  mix(w.v, size_t(w.vregs) * 64);
+  return h ^ uint64_t(w.scc);
+}
+
+void branch_back(Wave &w, const Inst &branch) {
+  const Launch &l = *w.launch;
+  const uint32_t target = uint32_t(branch.target);
+  if (target != w.loop_target || l.write_epoch != w.loop_epoch) {
+    w.loop_target = target, w.loop_branch = branch.index, w.loop_epoch = l.write_epoch;
+    w.loop_repeats = 0, w.loop_hash = 0;
+    return;
+  }
+  // Look at the wave's state only once the loop has repeated a while with
+  // nothing written anywhere, then every 16 turns.
+  if (++w.loop_repeats < 64 || (w.loop_repeats & 15)) return;
+  const uint64_t h = state_hash(w);
+  if (h == w.loop_hash) w.spin_epoch = l.write_epoch;
+  w.loop_hash = h;
+}
+
+static bool spinning(const Launch &l, const Wave &w) { return w.spin_epoch == l.write_epoch; }
 
 // ---- the scheduler ----
 
@@ -317,6 +375,30 @@ Status run_launch(Launch &l, RunStats *stats) {
                " instructions without finishing (a spin that never ends?); it is at " +
                inst_where(l, l.current_inst->index));
         }
+      }
+      // Every live wave spins (its loop state repeats and nothing has been
+      // written since) or waits at a barrier: nothing can change any more.
+      bool any_spin = false, all_stuck = true;
+      for (size_t i = 0; i < live && all_stuck; ++i) {
+        const Wave &w = l.waves[order[i]];
+        if (w.state == Wave::State::kDone || w.state == Wave::State::kBarrier) continue;
+        if (spinning(l, w)) any_spin = true;
+        else all_stuck = false;
+      }
+      if (any_spin && all_stuck) {
+        size_t spinners = 0;
+        const Wave *first = nullptr;
+        for (size_t i = 0; i < live; ++i) {
+          const Wave &w = l.waves[order[i]];
+          if (w.state == Wave::State::kReady && spinning(l, w)) {
+            ++spinners;
+            if (!first || w.id < first->id) first = &w;
+          }
+        }
+        l.current = nullptr;
+        fail("hang: every remaining wave loops without any wave writing memory or LDS (" + std::to_string(spinners) +
+             " waves spin); " + wave_name(*first) + " loops at " + inst_where(l, first->loop_target) +
+             ", branching back at " + inst_where(l, first->loop_branch));
       }
       // Drop finished waves from the order (keeps the relative order).
       size_t k = 0;

@@ -102,6 +102,10 @@ struct Launch {
   std::vector<uint64_t> mnemonic_counts;
   Wave *current = nullptr;
   const Inst *current_inst = nullptr;
+  // Counts every write any wave makes (memory, LDS, atomics) and every
+  // barrier release and wave end: a wave whose loop repeats its state with
+  // this unchanged, while every other wave does the same, loops forever.
+  uint64_t write_epoch = 0;
 };
 
 // ---- memory access for the handlers ----
@@ -110,6 +114,9 @@ struct Launch {
 uint8_t *global_bytes(Wave &w, uint64_t addr, uint32_t bytes);
 void global_load(Wave &w, uint64_t addr, void *dst, uint32_t bytes, AccessScope scope);
 void global_store(Wave &w, uint64_t addr, const void *src, uint32_t bytes, AccessScope scope);
+// Cross-XCD mode: who is storing (for the stale-read report), and the report.
+Writer writer_of(const Wave &w);
+void check_stale(Wave &w, const StaleRead &s);
 
 // LDS: the bytes of [addr, addr + bytes) of the wave's workgroup, checked
 // against its size, and (race check) recorded as read or written.
@@ -134,6 +141,9 @@ uint64_t issue_lds_dma(Wave &w, const Inst &in);
 void wait_counts(Wave &w, uint32_t vmcnt, uint32_t lgkmcnt);
 
 // ---- control ----
+// A taken branch back to `target` (the spin detection's hook).
+void branch_back(Wave &w, const Inst &branch);
+inline void note_write(Wave &w) { ++w.launch->write_epoch; }
 void barrier_arrive(Wave &w);
 void end_wave(Wave &w);
 

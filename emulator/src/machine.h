@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inst.h"
+#include "numeric.h"
 
 namespace gatejit::emulator {
 
@@ -50,6 +51,10 @@ struct Wave {
   uint64_t hwreg_mode = 0;   // the MODE register's bits as s_getreg sees them
   FloatMode mode;
   WaitTracker *waits = nullptr;
+  // Spin detection: the loop this wave last branched back to, how often in a
+  // row with no write by any wave, and whether its state stopped changing.
+  uint32_t loop_target = ~0u, loop_branch = 0, loop_repeats = 0;
+  uint64_t loop_epoch = 0, loop_hash = 0, spin_epoch = ~0ull;
   uint8_t *scratch = nullptr;  // private segment: lane l's bytes at scratch + l * private_bytes
   // Work space for DPP / SDWA sources and results.
   alignas(64) uint32_t tmp[4][64];
@@ -162,27 +167,6 @@ inline Src64 vsrc64(Wave &w, const Operand &o, uint64_t sign, int slot) {
     if (o.neg) s.xorm = sign;
   }
   return s;
-}
-
-inline float f32(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-inline uint32_t bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-inline double f64(uint64_t b) {
-  double d;
-  std::memcpy(&d, &b, 8);
-  return d;
-}
-inline uint64_t bits(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, 8);
-  return b;
 }
 
 // A register list's text, for messages ("v[4:7]").

@@ -40,9 +40,10 @@ std::string GlobalMemory::describe_miss(uint64_t addr, uint64_t bytes) const {
   return s;
 }
 
-XcdCaches::Line &XcdCaches::line(int xcd, uint8_t *line_host, uint64_t line_addr, bool fill) {
+XcdCaches::Line &XcdCaches::line(int xcd, uint8_t *line_host, uint64_t line_addr, bool fill, bool *filled) {
   auto &cache = l2_[size_t(xcd)];
   auto it = cache.find(line_addr);
+  if (filled) *filled = it == cache.end();
   if (it != cache.end()) return it->second;
   Line &l = cache[line_addr];
   l.host = line_host;
@@ -52,13 +53,38 @@ XcdCaches::Line &XcdCaches::line(int xcd, uint8_t *line_host, uint64_t line_addr
 
 static inline bool is_dirty(const uint64_t d[2], uint32_t i) { return (d[i >> 6] >> (i & 63)) & 1; }
 
-void XcdCaches::load(int xcd, uint8_t *host, uint64_t addr, void *dst, uint32_t bytes, AccessScope scope) {
+StaleRead XcdCaches::unreleased_elsewhere(int xcd, uint64_t addr, uint32_t bytes) const {
+  StaleRead r;
+  const uint64_t la = addr & ~(kLine - 1);
+  auto d = dirty_xcds_.find(la);
+  if (d == dirty_xcds_.end() || !(d->second & ~(1u << xcd))) return r;
+  const uint32_t off = uint32_t(addr - la);
+  for (int other = 0; other < xcds(); ++other) {
+    if (other == xcd || !((d->second >> other) & 1)) continue;
+    const auto &cache = l2_[size_t(other)];
+    auto it = cache.find(la);
+    if (it == cache.end()) continue;
+    for (uint32_t i = off; i < off + bytes && i < kLine; ++i)
+      if (is_dirty(it->second.dirty, i)) {
+        r.found = r.unreleased = true;
+        r.addr = la + i;
+        r.writer = it->second.writer;
+        r.writer.xcd = other;
+        return r;
+      }
+  }
+  return r;
+}
+
+StaleRead XcdCaches::load(int xcd, uint8_t *host, uint64_t addr, void *dst, uint32_t bytes, AccessScope scope) {
+  StaleRead stale;
   auto *out = static_cast<uint8_t *>(dst);
   while (bytes) {
     const uint64_t la = addr & ~(kLine - 1);
     const uint32_t off = uint32_t(addr - la);
     const uint32_t n = std::min<uint32_t>(bytes, uint32_t(kLine) - off);
     uint8_t *lh = host - off;
+    if (!stale.found) stale = unreleased_elsewhere(xcd, addr, n);
     if (scope.device()) {
       // Past the L2 to memory; this XCD's own unwritten stores stay visible to it.
       std::memcpy(out, host, n);
@@ -68,14 +94,28 @@ void XcdCaches::load(int xcd, uint8_t *host, uint64_t addr, void *dst, uint32_t 
         for (uint32_t i = 0; i < n; ++i)
           if (is_dirty(it->second.dirty, off + i)) out[i] = it->second.data[off + i];
     } else {
-      Line &l = line(xcd, lh, la, true);
+      bool filled = false;
+      Line &l = line(xcd, lh, la, true, &filled);
       std::memcpy(out, l.data + off, n);
+      // A copy older than memory: released by another XCD since it was taken.
+      if (!filled && !stale.found)
+        for (uint32_t i = 0; i < n; ++i)
+          if (!is_dirty(l.dirty, off + i) && l.data[off + i] != host[i]) {
+            stale.found = true;
+            stale.addr = addr + i;
+            auto w = memory_writer_.find(la);
+            if (w != memory_writer_.end()) stale.writer = w->second;
+            break;
+          }
     }
     addr += n, host += n, out += n, bytes -= n;
   }
+  return stale;
 }
 
-void XcdCaches::store(int xcd, uint8_t *host, uint64_t addr, const void *src, uint32_t bytes, AccessScope scope) {
+void XcdCaches::store(int xcd, uint8_t *host, uint64_t addr, const void *src, uint32_t bytes, AccessScope scope,
+                      Writer who) {
+  who.xcd = xcd;
   auto *in = static_cast<const uint8_t *>(src);
   while (bytes) {
     const uint64_t la = addr & ~(kLine - 1);
@@ -85,6 +125,7 @@ void XcdCaches::store(int xcd, uint8_t *host, uint64_t addr, const void *src, ui
     if (scope.device()) {
       // Write-through: memory, and this XCD's copy if it has the line.
       std::memcpy(host, in, n);
+      memory_writer_[la] = who;
       auto &cache = l2_[size_t(xcd)];
       auto it = cache.find(la);
       if (it != cache.end()) {
@@ -95,6 +136,8 @@ void XcdCaches::store(int xcd, uint8_t *host, uint64_t addr, const void *src, ui
       Line &l = line(xcd, lh, la, true);
       std::memcpy(l.data + off, in, n);
       for (uint32_t i = 0; i < n; ++i) l.dirty[(off + i) >> 6] |= 1ull << ((off + i) & 63);
+      l.writer = who;
+      dirty_xcds_[la] |= uint8_t(1u << xcd);
     }
     addr += n, host += n, in += n, bytes -= n;
   }
@@ -105,9 +148,13 @@ void XcdCaches::write_back_line(int xcd, uint8_t *line_host, uint64_t line_addr)
   auto it = cache.find(line_addr);
   if (it == cache.end()) return;
   Line &l = it->second;
+  if (!(l.dirty[0] | l.dirty[1])) return;
   for (uint32_t i = 0; i < kLine; ++i)
     if (is_dirty(l.dirty, i)) line_host[i] = l.data[i];
   l.dirty[0] = l.dirty[1] = 0;
+  memory_writer_[line_addr] = l.writer;
+  auto d = dirty_xcds_.find(line_addr);
+  if (d != dirty_xcds_.end() && !(d->second &= uint8_t(~(1u << xcd)))) dirty_xcds_.erase(d);
 }
 
 void XcdCaches::refresh(int xcd, uint8_t *host, uint64_t addr, uint32_t bytes) {
@@ -119,12 +166,7 @@ void XcdCaches::refresh(int xcd, uint8_t *host, uint64_t addr, uint32_t bytes) {
 }
 
 void XcdCaches::write_back(int xcd) {
-  for (auto &[la, l] : l2_[size_t(xcd)]) {
-    if (!(l.dirty[0] | l.dirty[1])) continue;
-    for (uint32_t i = 0; i < kLine; ++i)
-      if (is_dirty(l.dirty, i)) l.host[i] = l.data[i];
-    l.dirty[0] = l.dirty[1] = 0;
-  }
+  for (auto &[la, l] : l2_[size_t(xcd)]) write_back_line(xcd, l.host, la);
 }
 
 void XcdCaches::invalidate(int xcd) {
@@ -146,6 +188,7 @@ void XcdCaches::flush_all() {
     write_back(x);
     l2_[size_t(x)].clear();
   }
+  dirty_xcds_.clear();
 }
 
 }  // namespace gatejit::emulator

@@ -22,6 +22,12 @@ inline uint32_t f32_bits(float f) {
   return b;
 }
 
+inline uint64_t f64_bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return b;
+}
+
 inline float bf16_to_f32(uint16_t h) { return as_f32(uint32_t(h) << 16); }
 
 // f32 -> bf16, round to nearest even; NaN stays a quiet NaN of its sign.

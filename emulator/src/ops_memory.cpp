@@ -105,13 +105,16 @@ void global_atomic_op(Wave &w, const Inst &in) {
       cmp = regs == 2 ? uint64_t(s[2][l]) | uint64_t(s[3][l]) << 32 : s[1][l];
     }
     uint8_t *host = global_bytes(w, addr, Bytes);
+    note_write(w);
     auto op = [&](uint64_t old) {
       if (cmpswap) return old == cmp ? v : old;
       return F(old, v, 0);
     };
     uint64_t old;
     if (w.launch->xcd) {
-      old = w.launch->xcd->atomic(w.wg->xcd, host, addr, Bytes, sc, op);
+      StaleRead stale;
+      old = w.launch->xcd->atomic(w.wg->xcd, host, addr, Bytes, sc, writer_of(w), op, &stale);
+      check_stale(w, stale);
     } else {
       old = 0;
       std::memcpy(&old, host, Bytes);

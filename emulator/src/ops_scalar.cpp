@@ -251,10 +251,15 @@ void sopk_cmp(Wave &w, const Inst &in) {
 
 void s_nop(Wave &, const Inst &) {}
 void s_endpgm(Wave &w, const Inst &) { end_wave(w); }
-void s_branch(Wave &w, const Inst &in) { w.pc = uint32_t(in.target); }
+void s_branch(Wave &w, const Inst &in) {
+  w.pc = uint32_t(in.target);
+  if (in.target <= int32_t(in.index)) branch_back(w, in);
+}
 template <bool (*C)(const Wave &)>
 void cbranch(Wave &w, const Inst &in) {
-  if (C(w)) w.pc = uint32_t(in.target);
+  if (!C(w)) return;
+  w.pc = uint32_t(in.target);
+  if (in.target <= int32_t(in.index)) branch_back(w, in);
 }
 bool c_scc0(const Wave &w) { return !w.scc; }
 bool c_scc1(const Wave &w) { return w.scc; }

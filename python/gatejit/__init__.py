@@ -80,10 +80,29 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _c_string(text: bytes, argument: str, shown: Any) -> bytes:
+    """`text` as it crosses into C, where a char* ends at its first NUL: one
+    inside would silently cut the string (``/tmp/a\\x00b`` opening ``/tmp/a``)."""
+    if b"\x00" in text:
+        echo = repr(shown)
+        if len(echo) > 200:
+            echo = f"{echo[:200]}... ({len(echo)} characters)"
+        raise GatejitArgumentError(
+            argument, f"{argument} = {echo}: contains a NUL byte, which would cut the string the C library reads"
+        )
+    return text
+
+
+def _path(path: PathLike, argument: str) -> bytes:
+    # os.fsencode: the bytes the OS uses for the name (undecodable bytes survive).
+    return _c_string(os.fsencode(path), argument, path)
+
+
 def _contract_text(contract: Union[str, Mapping[str, Any]]) -> bytes:
     if isinstance(contract, str):
-        return contract.encode()
+        return _c_string(contract.encode(), "contract", contract)
     if isinstance(contract, Mapping):
+        # json.dumps writes a NUL inside a value as the escape \u0000: no cut.
         return json.dumps(dict(contract)).encode()
     raise GatejitArgumentError(
         "contract", f"contract: expected a dict or a JSON string, got {type(contract).__name__}"
@@ -93,9 +112,9 @@ def _contract_text(contract: Union[str, Mapping[str, Any]]) -> bytes:
 def _path_list(paths: Union[None, PathLike, Sequence[PathLike]]) -> Optional[bytes]:
     if paths is None:
         return None
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    return ":".join(os.fspath(p) for p in paths).encode()
+    return b":".join(_path(p, "bundle_path") for p in paths)
 
 
 class Runtime:
@@ -114,6 +133,12 @@ class Runtime:
             (also GATEJIT_RECORD=FILE; see docs/serving.md).
         shipped_bundle: load the bundle of generic kernels installed beside
             the library (default; also GATEJIT_SHIPPED_BUNDLE=0 to leave it out).
+        jit: what a call does when its specialised kernel is in no bundle or
+            cache: "sync" compiles it before the call returns; "background"
+            serves the generic kernel at once while worker threads compile
+            it, swapped in by a later call outside any CUDA graph capture
+            (:meth:`prepare` and :func:`prepare_for` still wait for it);
+            "off" never compiles. None: $GATEJIT_JIT, else "sync".
 
     If the loaded library has the compiler in it (gatejit_runtime_attach_jit),
     the JIT is attached (``jit_attached``); libgatejit.so alone serves bundles
@@ -132,23 +157,27 @@ class Runtime:
         cache_read_only: bool = False,
         record: Optional[PathLike] = None,
         shipped_bundle: bool = True,
+        jit: Optional[str] = None,
     ):
+        if jit not in _capi.JIT_MODES:
+            raise GatejitArgumentError("jit", f"jit = {jit!r}: allowed are 'sync', 'background', 'off' or None")
         self._lib = load_library()
         self._handle: Optional[int] = None
         handle = ctypes.c_void_p()
-        plain = (bundle_path is None and cache_dir is None and record is None and shipped_bundle
+        plain = (bundle_path is None and cache_dir is None and record is None and shipped_bundle and jit is None
                  and not (disable_jit or disable_cache or cache_read_only))
         if plain:
             options = None  # defaults + environment
         else:
             options = _capi.RuntimeOptions(
-                os.fspath(cache_dir).encode() if cache_dir is not None else None,
+                _path(cache_dir, "cache_dir") if cache_dir is not None else None,
                 int(bool(disable_cache)),
                 int(bool(cache_read_only)),
                 int(bool(disable_jit)),
                 _path_list(bundle_path),
                 os.fspath(record).encode() if record is not None else None,
                 int(not shipped_bundle),
+                _capi.JIT_MODES[jit],
             )
         status = self._lib.gatejit_runtime_create(ctypes.byref(options) if options is not None else None,
                                                   ctypes.byref(handle))
@@ -198,8 +227,8 @@ class Runtime:
 
     def load_bundle(self, path: PathLike) -> None:
         """Loads one more bundle file (searched after those loaded before)."""
-        p = os.fspath(path)
-        _capi.check(self._lib.gatejit_runtime_load_bundle(self.handle, p.encode()), f"load_bundle({p})")
+        _capi.check(self._lib.gatejit_runtime_load_bundle(self.handle, _path(path, "path")),
+                    f"load_bundle({os.fsdecode(path)})")
 
     def explain_contract(self, contract: Union[str, Mapping[str, Any]]) -> str:
         """Which path a contract would take and why, without a device.

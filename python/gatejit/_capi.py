@@ -19,6 +19,7 @@ a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
                                          disable_jit@24 bundle_path@32
                                          record_path@40
                                          disable_shipped_bundle@48
+                                         jit_mode@52
 
 Both structs begin with ``struct_size`` (API version 2); their constructors
 here set it, and take the other fields positionally as before. API version 3
@@ -27,7 +28,7 @@ gatejit_gate_args_t; API version 4 appended ``out_scale`` (the fp32 scales
 the kernel writes for an fp8 e4m3 out, one per row and 128 columns). This
 binding passes the version-4 size (272), and leaves ``weight_scale`` /
 ``out_scale`` all zero for a bf16 / f16 / f32 weight / out. API version 5
-appended ``record_path`` and ``disable_shipped_bundle`` to
+appended ``record_path``, ``disable_shipped_bundle`` and ``jit_mode`` to
 gatejit_runtime_options_t.
 
 :func:`check_layout` asserts these numbers at load time.
@@ -59,6 +60,9 @@ __all__ = [
 # --- enums (values as in gatejit.h) -----------------------------------------
 
 API_VERSION = 5  # GATEJIT_API_VERSION this binding was written against
+
+# gatejit_jit_mode_t, by the names Runtime(jit=...) takes
+JIT_MODES = {None: 0, "sync": 1, "background": 2, "off": 3}
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -193,6 +197,7 @@ class RuntimeOptions(_Sized):
         ("bundle_path", ctypes.c_char_p),
         ("record_path", ctypes.c_char_p),
         ("disable_shipped_bundle", ctypes.c_int),
+        ("jit_mode", ctypes.c_int),
     ]
 
 
@@ -228,6 +233,7 @@ def check_layout() -> None:
                 "bundle_path": 32,
                 "record_path": 40,
                 "disable_shipped_bundle": 48,
+                "jit_mode": 52,
             },
         ),
     }

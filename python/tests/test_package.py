@@ -178,3 +178,16 @@ def test_runtime_records_contracts_and_serves_the_shipped_bundle(tmp_path):
             bare.resolve_contract(contract)
     finally:
         bare.close()
+
+
+def test_runtime_jit_mode_argument(tmp_path):
+    """Runtime(jit=...) takes sync, background, off or None; anything else is an
+    argument error naming it, before any library call."""
+    import gatejit
+    _loaded_library()
+    with pytest.raises(gatejit.GatejitArgumentError) as error:
+        gatejit.Runtime(jit="eager")
+    assert error.value.argument == "jit"
+    for mode in ("sync", "background", "off"):
+        rt = gatejit.Runtime(jit=mode, cache_dir=tmp_path / "cache")
+        rt.close()

@@ -15,10 +15,13 @@
 namespace gatejit {
 
 // The recorded fingerprint; kNotFound when none is recorded. The file must be
-// a regular file of ours, not group- or world-writable (like every entry).
+// a regular file of ours, not group- or world-writable (like every entry);
+// it is opened without blocking and its type checked before it is read, so a
+// FIFO at the name is an error at once.
 StatusOr<std::string> recorded_toolchain(const DiskCache &cache);
 
 // Records `fingerprint` (atomically; a no-op when it is already recorded).
+// Whatever else is at the name, a FIFO or a link included, is replaced.
 Status record_toolchain(const DiskCache &cache, const std::string &fingerprint);
 
 // <dir>/v1/toolchain

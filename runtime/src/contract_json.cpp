@@ -11,10 +11,9 @@ namespace {
 
 Status get_int(const nlohmann::json &j, const char *key, int64_t &out) {
   if (!j.contains(key)) return Status::Ok();
-  const auto &v = j.at(key);
-  if (!v.is_number_integer())
-    return invalid_argument(std::string(key) + " = " + describe_json(v) + ": must be an integer");
-  out = v.get<int64_t>();
+  auto v = json_int64(j.at(key), key);
+  if (!v.ok()) return v.status();
+  out = *v;
   return Status::Ok();
 }
 

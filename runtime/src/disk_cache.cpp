@@ -24,6 +24,7 @@
 #include "file_io.h"
 #include "input_echo.h"
 #include "input_limits.h"
+#include "json_input.h"
 #include "log.h"
 #include "unique_fd.h"
 
@@ -35,6 +36,7 @@ constexpr const char *kEntrySuffix = ".gjk";
 constexpr const char *kLocksDir = "locks";
 constexpr const char *kStatsFile = "stats";
 constexpr const char *kEvictLock = "evict.lock";
+constexpr const char *kToolchainFile = "toolchain";  // cache_toolchain.h
 // An entry is one kernel; anything near this is damage, not a kernel.
 constexpr uint64_t kMaxEntryBytes = limits::kCacheEntryBytes;
 
@@ -61,6 +63,17 @@ Status check_owned_private(const struct stat &st, const std::string &path, const
     return permission_denied(path + ": " + what + " has mode " + mode_text(st.st_mode) +
                              ", which is group- or world-writable; refusing to load kernels from it (chmod go-w it)");
   return Status::Ok();
+}
+
+// Why a decoded entry cannot be served, or "": the checksum proves the bytes
+// are what was written, not that a writer wrote a usable entry. Every
+// gatejit writer stores its compile report as a JSON object, and the tool
+// prints the report of every kernel it serves, so an entry without one would
+// fail every hit forever instead of being rebuilt.
+std::string unusable_reason(const KernelBinary &kb) {
+  auto report = parse_json_input(kb.report_json, "report");
+  if (!report.ok() || !report->is_object()) return "the report is not a JSON object";
+  return "";
 }
 
 // mkdir -p; only the components we create get mode 0700.
@@ -390,6 +403,8 @@ StatusOr<KernelBinary> DiskCache::lookup(const std::string &key, const std::stri
     } else if (kb->key != contract_key || kb->toolchain != toolchain) {
       problem = "stale entry: built for contract key " + kb->key + " with toolchain '" + kb->toolchain +
                 "', asked for " + contract_key + " with '" + toolchain + "'";
+    } else {
+      problem = unusable_reason(*kb);
     }
   }
   if (problem.empty()) {
@@ -433,6 +448,8 @@ Status DiskCache::write_entry(const std::string &key, const KernelBinary &kb, Ca
   if (cache_key(kb.key, kb.toolchain) != key)
     return invalid_argument("cache key " + key + " is not cache_key(" + kb.key + ", toolchain of the binary); " +
                             "such an entry could never be found again");
+  if (std::string why = unusable_reason(kb); !why.empty())
+    return invalid_argument(path + ": " + why + "; such an entry would never be served");
   const std::vector<uint8_t> bytes = encode_kernel_binary(kb);
   if (options_.max_bytes && bytes.size() > options_.max_bytes)
     return unsupported(path + ": the entry is " + std::to_string(bytes.size()) +
@@ -463,7 +480,7 @@ Status DiskCache::put(const std::string &key, const KernelBinary &kb) {
   return s;
 }
 
-std::vector<DiskCache::Scanned> DiskCache::scan() const {
+std::vector<DiskCache::Scanned> DiskCache::scan(std::vector<RefusedShard> *refused) const {
   std::vector<Scanned> out;
   const int v1 = v1_fd();
   if (v1 < 0) return out;
@@ -475,7 +492,26 @@ std::vector<DiskCache::Scanned> DiskCache::scan() const {
     if (shard.size() != 2 || !std::isxdigit((unsigned char)shard[0]) || !std::isxdigit((unsigned char)shard[1]))
       continue;
     DIR *sd = open_dir_stream(v1, shard.c_str(), O_NOFOLLOW);
-    if (!sd) continue;
+    if (!sd) {
+      // Writers refuse such a shard too (open_private_dir), so its entries
+      // could never be read or replaced: say so rather than skip it quietly.
+      const int open_errno = errno;
+      struct stat st;
+      if (refused && ::fstatat(v1, shard.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        const std::string path = options_.dir + "/" + kLayout + "/" + shard;
+        if (S_ISLNK(st.st_mode))
+          refused->push_back({shard, path + ": is a symbolic link; not followed", true});
+        else if (!S_ISDIR(st.st_mode))
+          refused->push_back({shard, path + ": is " + file_type_name(st.st_mode) + ", not a folder", true});
+        else
+          refused->push_back({shard, path + ": cannot be opened: " + errno_text(open_errno), false});
+      }
+      continue;
+    }
+    if (struct stat st; refused && ::fstat(::dirfd(sd), &st) == 0) {
+      if (Status s = check_owned_private(st, options_.dir + "/" + kLayout + "/" + shard, "shard"); !s.ok())
+        refused->push_back({shard, s.message(), false});
+    }
     while (struct dirent *e = ::readdir(sd)) {
       const std::string name = e->d_name;
       Scanned s;
@@ -678,6 +714,8 @@ bool DiskCache::check_entry(const Scanned &e, CacheEntryInfo &info, struct stat 
     info.problem = kb.status().message();
   } else if (cache_key(kb->key, kb->toolchain) != e.key) {
     info.problem = "stale entry: its contract key and toolchain do not hash to its file name";
+  } else if (std::string why = unusable_reason(*kb); !why.empty()) {
+    info.problem = why;
   } else {
     info.contract_key = kb->key;
     info.contract_text = kb->contract_text;
@@ -699,6 +737,21 @@ StatusOr<std::vector<CacheEntryInfo>> DiskCache::list() const {
   return out;
 }
 
+// The cache's own files besides entries (the counters, the toolchain record,
+// lock files), as paths relative to v1: each must be a regular file or
+// absent. Lock files are listed where the locks folder can be read.
+std::vector<std::string> DiskCache::own_files() const {
+  std::vector<std::string> out = {kStatsFile, kToolchainFile};
+  const int v1 = v1_fd();
+  if (v1 < 0) return out;
+  if (DIR *d = open_dir_stream(v1, kLocksDir, O_NOFOLLOW)) {
+    while (struct dirent *e = ::readdir(d))
+      if (std::string_view(e->d_name).ends_with(".lock")) out.push_back(std::string(kLocksDir) + "/" + e->d_name);
+    ::closedir(d);
+  }
+  return out;
+}
+
 int VerifyReport::exit_code() const {
   if (unrepaired) return 2;
   return problems.empty() ? 0 : 1;
@@ -708,8 +761,28 @@ StatusOr<VerifyReport> DiskCache::verify() {
   VerifyReport report;
   const int v1 = v1_fd();
   CacheStats delta;
-  std::vector<Scanned> scanned = scan();
+  std::vector<RefusedShard> refused;
+  std::vector<Scanned> scanned = scan(&refused);
   std::sort(scanned.begin(), scanned.end(), [](const Scanned &a, const Scanned &b) { return a.name < b.name; });
+  // What verify would not look into is a problem too: an empty report from a
+  // cache whose shards are links would read as "all good".
+  for (const RefusedShard &r : refused) {
+    std::string line = r.problem;
+    if (!r.removable) {
+      line += " (not repaired)";
+      ++report.unrepaired;
+    } else if (options_.read_only) {
+      line += " (read-only cache: not removed)";
+      ++report.unrepaired;
+    } else if (::unlinkat(v1, r.name.c_str(), 0) == 0 || errno == ENOENT) {
+      line += " (removed; what it pointed to is untouched)";
+      ++report.removed;
+    } else {
+      line += " (cannot remove: " + errno_text(errno) + ")";
+      ++report.unrepaired;
+    }
+    report.problems.push_back(std::move(line));
+  }
   for (const auto &e : scanned) {
     if (e.key.empty()) {
       // A temporary file: a live writer's is left alone, a dead one's goes.
@@ -749,6 +822,27 @@ StatusOr<VerifyReport> DiskCache::verify() {
     }
     report.problems.push_back(std::move(line));
   }
+  // The cache's own files: a FIFO or link in their place would block or
+  // mislead whoever opens them next (the stats counters stop counting, a
+  // runtime without the compiler stops reading the cache).
+  for (const std::string &rel : own_files()) {
+    struct stat st;
+    if (v1 < 0 || ::fstatat(v1, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISREG(st.st_mode)) continue;
+    std::string line = options_.dir + "/" + kLayout + "/" + rel + ": is " + file_type_name(st.st_mode) +
+                       ", not a regular file";
+    if (options_.read_only) {
+      line += " (read-only cache: not removed)";
+      ++report.unrepaired;
+    } else if (S_ISDIR(st.st_mode) ? ::unlinkat(v1, rel.c_str(), AT_REMOVEDIR) == 0
+                                   : ::unlinkat(v1, rel.c_str(), 0) == 0 || errno == ENOENT) {
+      line += " (removed)";
+      ++report.removed;
+    } else {
+      line += " (cannot remove: " + errno_text(errno) + ")";
+      ++report.unrepaired;
+    }
+    report.problems.push_back(std::move(line));
+  }
   record(delta);
   return report;
 }
@@ -769,6 +863,14 @@ Status DiskCache::clear() {
     }
     if (::unlinkat(v1, s.rel_path.c_str(), 0) != 0 && errno != ENOENT && first_error.empty())
       first_error = options_.dir + "/" + kLayout + "/" + s.rel_path + ": cannot remove: " + errno_text(errno);
+  }
+  // The cache's own files where something else took their place (a FIFO, a
+  // link): they would block or mislead the next reader.
+  for (const std::string &rel : own_files()) {
+    struct stat st;
+    if (::fstatat(v1, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+        ::unlinkat(v1, rel.c_str(), 0) != 0 && errno != ENOENT && first_error.empty())
+      first_error = options_.dir + "/" + kLayout + "/" + rel + ": cannot remove: " + errno_text(errno);
   }
   // Lock files nobody holds go too; held ones belong to a compile in progress.
   if (auto locks = open_private_dir(v1, kLocksDir, kLocksDir, false); locks.ok()) {

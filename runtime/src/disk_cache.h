@@ -117,7 +117,8 @@ class DiskCache {
   std::string entry_path(const std::string &cache_key) const;
 
   // The entry, checksum-verified, whose key and toolchain match the request.
-  // kNotFound on a miss. A truncated, corrupt or stale entry is removed
+  // kNotFound on a miss. A truncated, corrupt, stale or unusable entry (its
+  // report not a JSON object) is removed
   // (unless read-only), counted and reported as kNotFound. An entry owned by
   // another user, group/world-writable or not a regular file is refused with
   // kPermissionDenied and not read. A hit sets the entry's mtime (LRU).
@@ -152,11 +153,14 @@ class DiskCache {
 
   // Decodes every entry; reports bad ones and, unless read-only, removes them
   // (only the very file that was read) and the temporary files of killed
-  // writers. A live writer's temporary file (locked) is left alone.
+  // writers. A live writer's temporary file (locked) is left alone. The
+  // cache's own files (stats, toolchain, lock files) that are not regular
+  // files are reported and removed the same way.
   StatusOr<VerifyReport> verify();
 
-  // Removes every entry (counters are kept) and the temporary files of killed
-  // writers; a live writer's temporary file is left to become its entry.
+  // Removes every entry (counters are kept), the temporary files of killed
+  // writers and whatever is not a regular file where the cache's own files
+  // go; a live writer's temporary file is left to become its entry.
   // kPermissionDenied when read-only.
   Status clear();
 
@@ -168,7 +172,16 @@ class DiskCache {
                                 const std::string &toolchain, bool touch, CacheStats &delta);
   Status write_entry(const std::string &cache_key, const KernelBinary &kb, CacheStats &delta);
   void evict(const std::string &keep_key, CacheStats &delta);
-  std::vector<Scanned> scan() const;
+  struct RefusedShard {
+    std::string name;     // the shard's name in v1
+    std::string problem;  // "<path>: why it was not looked into"
+    bool removable;      // a link or a file, not a folder: unlinking it repairs the cache
+  };
+  // Every entry and temporary file in the shards; the shards it would not
+  // look into (a symbolic link, not a folder, a folder not private to us)
+  // are added to *refused where given.
+  std::vector<Scanned> scan(std::vector<RefusedShard> *refused = nullptr) const;
+  std::vector<std::string> own_files() const;
   // Fills `info` for a scanned entry (`st`: what was opened); false when it
   // has vanished since the scan.
   bool check_entry(const Scanned &e, CacheEntryInfo &info, struct stat &st) const;

@@ -287,6 +287,15 @@ Status check_replaceable(const std::string &path) {
   return inspect_target(path, st);
 }
 
+Status replace_file_atomic(int dirfd, const std::string &name, std::span<const uint8_t> bytes, unsigned mode,
+                           const std::string &shown) {
+  remove_abandoned_temps_of(dirfd, name);
+  auto tmp = TempFile::create(dirfd, name, mode, shown);
+  if (!tmp.ok()) return tmp.status();
+  GATEJIT_RETURN_IF_ERROR(tmp->write_all(bytes));
+  return tmp->commit();
+}
+
 Status write_file_atomic(const std::string &path, std::span<const uint8_t> bytes, unsigned mode) {
   struct stat st;
   GATEJIT_RETURN_IF_ERROR(inspect_target(path, st));

@@ -54,6 +54,14 @@ StatusOr<std::vector<uint8_t>> read_file(const std::string &path, uint64_t max_b
 // file is removed.
 Status write_file_atomic(const std::string &path, std::span<const uint8_t> bytes, unsigned mode = 0600);
 
+// Writes <dirfd>/<name> atomically for a folder the caller owns (the disk
+// cache's): the rename replaces whatever is at the name, a FIFO or a symbolic
+// link included (never following it), where write_file_atomic() refuses to.
+// Abandoned temporary files of `name` are removed first. `shown` names the
+// file in messages.
+Status replace_file_atomic(int dirfd, const std::string &name, std::span<const uint8_t> bytes, unsigned mode,
+                           const std::string &shown);
+
 // What write_file_atomic() checks before it writes: Ok where `path` is
 // missing or a regular file it may replace, else the error it would give.
 // Lets a writer of many files refuse before it writes the first.

@@ -35,6 +35,7 @@ struct HipApi {
   hipError_t (*hipModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       unsigned, hipStream_t, void **, void **);
   const char *(*hipGetErrorString)(hipError_t);
+  hipError_t (*hipStreamIsCapturing)(hipStream_t, hipStreamCaptureStatus *);  // looked up apart
 };
 
 class HipBackend final : public DeviceBackend {
@@ -97,6 +98,17 @@ class HipBackend final : public DeviceBackend {
                  "hipModuleLaunchKernel");
   }
 
+  // Anything but hipStreamCaptureStatusNone reads as capturing.
+  StatusOr<bool> stream_capturing(int ordinal, void *stream) override {
+    GATEJIT_RETURN_IF_ERROR(available());
+    if (!api_.hipStreamIsCapturing) return device_error("this HIP runtime has no hipStreamIsCapturing");
+    DeviceScope scope(api_, ordinal);
+    if (scope.status() != hipSuccess) return check(scope.status(), "hipSetDevice");
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    GATEJIT_RETURN_IF_ERROR(check(api_.hipStreamIsCapturing(hipStream_t(stream), &status), "hipStreamIsCapturing"));
+    return status != hipStreamCaptureStatusNone;
+  }
+
  private:
   // Makes `ordinal` the current device for a scope; restores the caller's.
   class DeviceScope {
@@ -146,6 +158,8 @@ class HipBackend final : public DeviceBackend {
     sym(api_.hipModuleLaunchKernel, {"hipModuleLaunchKernel"});
     sym(api_.hipGetErrorString, {"hipGetErrorString"});
     if (!missing.empty()) return device_error("libamdhip64.so lacks entry points:" + missing);
+    api_.hipStreamIsCapturing =
+        reinterpret_cast<decltype(api_.hipStreamIsCapturing)>(dlsym(handle_, "hipStreamIsCapturing"));
     return check(api_.hipInit(0), "hipInit");
   }
 

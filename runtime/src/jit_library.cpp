@@ -3,11 +3,18 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
+#include "file_io.h"
 #include "gatejit/contract_json.h"
 #include "gatejit/jit_plugin.h"
+#include "input_echo.h"
+#include "input_limits.h"
 #include "log.h"
+#include "self_location.h"
 
 namespace gatejit {
 namespace {
@@ -28,14 +35,6 @@ bool is_file(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string folder_of_this_binary() {
-  Dl_info info{};
-  if (!::dladdr(reinterpret_cast<void *>(&find_jit_library), &info) || !info.dli_fname) return "";
-  const std::string self = info.dli_fname;
-  const size_t slash = self.rfind('/');
-  return slash == std::string::npos ? "." : self.substr(0, slash);
-}
-
 template <typename F>
 Status resolve(void *handle, const std::string &path, const char *name, F *out) {
   *out = reinterpret_cast<F>(::dlsym(handle, name));
@@ -43,14 +42,38 @@ Status resolve(void *handle, const std::string &path, const char *name, F *out) 
   return Status::Ok();
 }
 
+// The most of a plugin's status message that is read: the plugin's own text
+// is not trusted to end.
+constexpr size_t kMaxPluginMessageBytes = 64 * 1024;
+
+// A plugin's failure as a Status: its code where it is one of ours, its
+// message where it gave one.
+Status plugin_failure(const Plugin &p, gatejit_status_t s) {
+  const int raw = int(p.status_code(s));
+  const StatusCode code = raw > int(StatusCode::kOk) && raw <= int(StatusCode::kInternal) ? StatusCode(raw)
+                                                                                          : StatusCode::kInternal;
+  const char *message = p.status_message(s);
+  Status status = message ? Status(code, std::string(message, ::strnlen(message, kMaxPluginMessageBytes)))
+                          : Status(code, p.path + ": the JIT library failed without a message (status code " +
+                                             std::to_string(raw) + ", no message)");
+  p.status_free(s);
+  return status;
+}
+
 StatusOr<KernelBinary> compile_through(const Plugin &p, const Contract &c) {
   const std::string json = contract_to_json(c).dump();
   uint8_t *blob = nullptr;
   size_t size = 0;
-  if (gatejit_status_t s = p.compile(json.c_str(), &blob, &size)) {
-    const Status status(StatusCode(int(p.status_code(s))), p.status_message(s));
-    p.status_free(s);
-    return status;
+  if (gatejit_status_t s = p.compile(json.c_str(), &blob, &size)) return plugin_failure(p, s);
+  // Success must come with a kernel, and no kernel is larger than a cache
+  // entry may be: anything else is not read at all.
+  if (!blob)
+    return corrupt(p.path + ": the JIT library reported success but returned no kernel (a NULL blob of " +
+                   std::to_string(size) + " bytes)");
+  if (size > limits::kCacheEntryBytes) {
+    p.blob_free(blob);
+    return corrupt(p.path + ": the JIT library returned a kernel of " + std::to_string(size) +
+                   " bytes, more than any kernel (" + std::to_string(limits::kCacheEntryBytes) + " bytes)");
   }
   auto kb = decode_kernel_binary({blob, size});
   p.blob_free(blob);
@@ -65,7 +88,7 @@ StatusOr<KernelBinary> compile_through(const Plugin &p, const Contract &c) {
 
 std::optional<JitLibraryLocation> find_jit_library() {
   if (const char *env = std::getenv("GATEJIT_JIT_LIBRARY"); env && *env) return JitLibraryLocation{env, true};
-  const std::string folder = folder_of_this_binary();
+  const std::string folder = folder_of_runtime_binary();
   if (folder.empty()) return std::nullopt;
   for (const char *name : {"libgatejit_jit.so.0", "libgatejit_jit.so"}) {
     const std::string path = folder + "/" + name;
@@ -75,6 +98,18 @@ std::optional<JitLibraryLocation> find_jit_library() {
 }
 
 StatusOr<JitHook> load_jit_library(const std::string &path) {
+  // dlopen reads whatever the path names: a FIFO would block it forever, a
+  // device would feed it without end. Only a regular file (links followed)
+  // goes on to dlopen.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT) return not_found(escape_input(path) + ": no such file");
+    return io_error(escape_input(path) + ": cannot look at it: " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode))
+    return invalid_argument(escape_input(path) + ": is " + file_type_name(st.st_mode) +
+                            ", not a regular file; refusing to load it as the JIT library");
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = ::dlerror();
@@ -95,8 +130,19 @@ StatusOr<JitHook> load_jit_library(const std::string &path) {
   if (version() != GATEJIT_JIT_PLUGIN_VERSION)
     return unsupported(path + ": JIT plugin interface version " + std::to_string(version()) + ", this runtime speaks " +
                        std::to_string(GATEJIT_JIT_PLUGIN_VERSION));
+  // The fingerprint keys the disk cache and is recorded in it: one line of
+  // printable text, read no further than its bound.
+  const char *fp = fingerprint();
+  if (!fp) return unsupported(path + ": gatejit_jit_fingerprint returned NULL; not a usable JIT library");
+  const size_t fp_len = ::strnlen(fp, limits::kToolchainBytes + 1);
+  const std::string_view fp_text(fp, fp_len);
+  if (fp_len == 0 || fp_len > limits::kToolchainBytes ||
+      !std::all_of(fp_text.begin(), fp_text.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; }))
+    return unsupported(path + ": gatejit_jit_fingerprint returned " + quote_input(fp_text) +
+                       ", not one line of 1-" + std::to_string(limits::kToolchainBytes) +
+                       " printable bytes; not a usable JIT library");
   JitHook hook;
-  hook.fingerprint = fingerprint();
+  hook.fingerprint = std::string(fp_text);
   hook.compile = [plugin](const Contract &c) { return compile_through(*plugin, c); };
   plugin->form = reinterpret_cast<decltype(&gatejit_jit_template)>(::dlsym(handle, "gatejit_jit_template"));
   if (plugin->form)

@@ -21,6 +21,7 @@ std::optional<JitLibraryLocation> find_jit_library();
 
 // dlopens `path` and returns a hook that compiles through it. The library is
 // kept loaded for the life of the process (hooks may be copied anywhere).
+// A path that is not a regular file (after links) is refused before dlopen.
 StatusOr<JitHook> load_jit_library(const std::string &path);
 
 }  // namespace gatejit

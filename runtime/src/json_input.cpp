@@ -1,5 +1,6 @@
 #include "json_input.h"
 
+#include <cstdint>
 #include <unordered_set>
 #include <vector>
 
@@ -53,6 +54,14 @@ StatusOr<nlohmann::json> parse_json_input(std::string_view text, const std::stri
   }
   if (!problem.empty()) return invalid_argument(what + ": " + problem);
   return j;
+}
+
+StatusOr<int64_t> json_int64(const nlohmann::json &v, const std::string &name) {
+  if (!v.is_number_integer()) return invalid_argument(name + " = " + describe_json(v) + ": must be an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
+    return invalid_argument(name + " = " + describe_json(v) + ": out of range (at most " +
+                            std::to_string(INT64_MAX) + ")");
+  return v.get<int64_t>();
 }
 
 std::string describe_json(const nlohmann::json &v) {

@@ -20,4 +20,9 @@ StatusOr<nlohmann::json> parse_json_input(std::string_view text, const std::stri
 // their (escaped, cut) JSON text, containers by kind and size. Never recurses.
 std::string describe_json(const nlohmann::json &v);
 
+// An integer field as int64: a number past int64 (JSON keeps up to uint64)
+// is an error that echoes it as given, never the value it would wrap to.
+// `name` names the field in messages.
+StatusOr<int64_t> json_int64(const nlohmann::json &v, const std::string &name);
+
 }  // namespace gatejit

@@ -81,7 +81,9 @@ std::vector<Candidate> specialised_candidates(const Contract &c) {
 
 }  // namespace
 
-Resolver::Resolver(ResolverOptions options) : options_(std::move(options)) {}
+Resolver::Resolver(ResolverOptions options) : options_(std::move(options)) {
+  if (options_.background_jit) background_ = std::make_unique<BackgroundCompiler>(options_.background);
+}
 
 Status Resolver::add_bundle(const std::string &path, const std::string &origin) {
   auto bundle = Bundle::open(path);
@@ -175,21 +177,24 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
                    unread);
 }
 
+// What the JIT would compile `candidate` to, named as explanations do
+// ("specialised mma"), where the hook can say without compiling.
+std::string Resolver::jit_label(const JitHook &hook, const Contract &candidate, const Describe &describe) const {
+  std::string form;
+  if (hook.form)
+    if (auto f = hook.form(candidate); f.ok()) form = *f;
+  return describe(form);
+}
+
 StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const Describe &describe) {
   JitHook hook;
   {
     std::shared_lock lock(mu_);
     hook = jit_;
   }
-  if (!hook.compile) return not_found("JIT not attached (the compiler library is not linked in)");
-  if (options_.disable_jit) return not_found("JIT disabled (GATEJIT_DISABLE_JIT=1 or disable_jit)");
-  if (mode == Mode::kExplain) {
-    // The form the compiler would pick, where the hook can say without compiling.
-    std::string form;
-    if (hook.form)
-      if (auto f = hook.form(candidate); f.ok()) form = *f;
-    return Resolution{{}, describe(form) + " compiled by the JIT (not in any bundle or the cache)"};
-  }
+  GATEJIT_RETURN_IF_ERROR(jit_usable(hook));
+  if (mode == Mode::kExplain)
+    return Resolution{{}, jit_label(hook, candidate, describe) + " compiled by the JIT (not in any bundle or the cache)"};
   const std::string key = contract_key(candidate);
   log::info("JIT compile " + canonical_text(candidate));
   DiskCache *dc = options_.cache.read_only ? nullptr : cache();
@@ -213,6 +218,49 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const D
                                         (stored.ok() ? "" : " (not stored in the disk cache: " + stored.message() + ")")};
 }
 
+Status Resolver::jit_usable(const JitHook &hook) const {
+  if (!hook.compile) return not_found("JIT not attached (the compiler library is not linked in)");
+  if (options_.disable_jit) return not_found("JIT disabled (GATEJIT_DISABLE_JIT=1, GATEJIT_JIT=off or disable_jit)");
+  return Status::Ok();
+}
+
+// The specialised kernel from its finished job; else the generic kernel from
+// a bundle or the cache while the job compiles (or after it failed); else,
+// with nothing loadable meanwhile, the job waited for, as sync mode would.
+StatusOr<Resolution> Resolver::jit_in_background(const Contract &candidate, Mode mode, const Describe &describe,
+                                                 const Contract &c) {
+  std::string what;
+  {
+    std::shared_lock lock(mu_);
+    GATEJIT_RETURN_IF_ERROR(jit_usable(jit_));
+    what = jit_label(jit_, candidate, describe);
+  }
+  const std::string key = contract_key(candidate);
+  auto compile = [this, candidate, describe]() -> StatusOr<BackgroundResult> {
+    auto r = jit(candidate, Mode::kResolve, describe);
+    if (!r.ok()) return r.status();
+    return BackgroundResult{std::move(r->binary), r->explanation + " in the background"};
+  };
+  const std::shared_ptr<BackgroundJob> job =
+      mode == Mode::kExplain ? background_->find(key) : background_->submit(key, what, compile);
+  if (job && job->state() == BackgroundJob::State::kDone)
+    return Resolution{mode == Mode::kExplain ? KernelBinary{} : job->result()->binary, job->result()->explanation, {}};
+  const bool failed = job && job->state() == BackgroundJob::State::kFailed;
+  const std::string note = failed ? what + " failed to compile in the background: " + job->result().status().message()
+                                  : what + " compiles in the background: " + (job ? job->describe() : "not started");
+  const std::string generic_what = "generic (" + note + ")";
+  auto fallback = lookup(generic_contract_for(c), mode, [&](const std::string &) { return generic_what; });
+  if (fallback.ok()) {
+    if (!failed) fallback->pending = job;
+    return fallback;
+  }
+  if (failed) return job->result().status();
+  if (mode == Mode::kExplain) return Resolution{{}, what + " compiled by the JIT (nothing else loadable meanwhile)", {}};
+  const auto &waited = job->wait();
+  if (!waited.ok()) return waited.status();
+  return Resolution{waited->binary, waited->explanation + " (waited: nothing else loadable meanwhile)", {}};
+}
+
 StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
   if (Status s = check_requested_template(c); !s.ok()) return s;
   // The generic kernel where the contract asks for it or no specialised
@@ -229,7 +277,9 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
       if (r.ok()) return r;
       misses.push_back(r.status().message());
     }
-    auto r = jit(candidates.front().contract, mode, [](const std::string &form) { return specialised_label(form, ""); });
+    const Describe specialised = [](const std::string &form) { return specialised_label(form, ""); };
+    auto r = background_ ? jit_in_background(candidates.front().contract, mode, specialised, c)
+                         : jit(candidates.front().contract, mode, specialised);
     if (r.ok()) return r;
     if (r.status().code() != StatusCode::kNotFound) return r.status();  // a real compile error
     misses.push_back(r.status().message());

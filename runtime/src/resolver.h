@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "background_jit.h"
 #include "bundle.h"
 #include "contract_record.h"
 #include "disk_cache.h"
@@ -26,11 +27,18 @@ struct ResolverOptions {
   bool disable_jit = false;
   // GATEJIT_RECORD: every contract resolve() is asked for is appended here.
   std::shared_ptr<ContractRecorder> recorder;
+  // GATEJIT_JIT=background: a specialised kernel that must be compiled is
+  // compiled on these threads while the generic kernel serves (background_jit.h).
+  bool background_jit = false;
+  BackgroundCompiler::Limits background;
 };
 
 struct Resolution {
   KernelBinary binary;
   std::string explanation;  // "specialised gemv from bundle kernels.gjb"
+  // Background JIT: set when `binary` serves while this job compiles the
+  // specialised kernel (the caller swaps it in once the job is done).
+  std::shared_ptr<BackgroundJob> pending;
 };
 
 class Resolver {
@@ -47,6 +55,13 @@ class Resolver {
   // The path resolve() would take and why, without compiling or writing.
   StatusOr<std::string> explain(const Contract &c);
 
+  // Background mode: queues a job the full queue refused, if there is room now.
+  bool retry_background(const std::shared_ptr<BackgroundJob> &job) { return background_ && background_->retry(job); }
+  // Background mode's job counts (all zero in the other modes).
+  BackgroundCompiler::Counts background_counts() const {
+    return background_ ? background_->counts() : BackgroundCompiler::Counts{};
+  }
+
   size_t bundle_count() const;
   // The disk cache, opened lazily; null (with one warning) when disabled or
   // unusable. The loader keeps native code in it too (native_code_cache.h).
@@ -61,6 +76,11 @@ class Resolver {
   using Describe = std::function<std::string(const std::string &form)>;
   StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const Describe &describe);
   StatusOr<Resolution> jit(const Contract &candidate, Mode mode, const Describe &describe);
+  // Background mode's JIT step for `c`'s specialised candidate.
+  StatusOr<Resolution> jit_in_background(const Contract &candidate, Mode mode, const Describe &describe,
+                                         const Contract &c);
+  std::string jit_label(const JitHook &hook, const Contract &candidate, const Describe &describe) const;
+  Status jit_usable(const JitHook &hook) const;
 
   ResolverOptions options_;
   mutable std::shared_mutex mu_;
@@ -69,6 +89,8 @@ class Resolver {
   JitHook jit_;
   bool cache_opened_ = false;
   std::unique_ptr<DiskCache> cache_;
+  // Last: destroyed first, so no compile runs against the members above.
+  std::unique_ptr<BackgroundCompiler> background_;
 };
 
 }  // namespace gatejit

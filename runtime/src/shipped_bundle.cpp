@@ -1,7 +1,8 @@
 #include "shipped_bundle.h"
 
-#include <dlfcn.h>
 #include <sys/stat.h>
+
+#include "self_location.h"
 
 namespace gatejit {
 namespace {
@@ -20,14 +21,6 @@ bool is_regular_file(const std::string &path) {
 }
 
 }  // namespace
-
-std::string folder_of_runtime_binary() {
-  Dl_info info{};
-  if (!::dladdr(reinterpret_cast<void *>(&folder_of_runtime_binary), &info) || !info.dli_fname) return "";
-  const std::string self = info.dli_fname;
-  const size_t slash = self.rfind('/');
-  return slash == std::string::npos ? "." : self.substr(0, slash);
-}
 
 std::vector<std::string> shipped_bundle_search_path(const std::string &folder) {
   std::vector<std::string> out;

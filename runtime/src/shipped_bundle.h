@@ -21,9 +21,6 @@ namespace gatejit {
 
 inline constexpr const char *kShippedBundleName = "gatejit-generic.gjb";
 
-// The folder of the binary this code is linked into ("" if unknown).
-std::string folder_of_runtime_binary();
-
 // The places searched for the shipped bundle from binary folder `folder`, in order.
 std::vector<std::string> shipped_bundle_search_path(const std::string &folder);
 

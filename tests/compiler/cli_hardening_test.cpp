@@ -315,5 +315,128 @@ TEST(CliHardening, BundleExtractWritesNothingWhenAnyEntryIsRefused) {
             "gfx950-gemv-fedcba987654.hsaco\tgatejit_b\t" + good + "\n");
 }
 
+// ---- issue 45: the cache's own files, shards and reports through the tool
+
+// The one entry file of a cache.
+fs::path only_entry(const fs::path &cache) {
+  fs::path entry;
+  for (const auto &e : fs::recursive_directory_iterator(cache / "v1"))
+    if (e.path().extension() == ".gjk") entry = e.path();
+  return entry;
+}
+
+TEST(CliHardening, AFifoToolchainRecordBlocksNoCompileAndVerifyAndClearDealWithIt) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path record = dir / "cache" / "v1" / "toolchain";
+  fs::remove(record);
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  // A hit, then a miss: neither blocks on the FIFO.
+  const CliResult hit = gatejit_run(dir, "", kSmall, 60);
+  EXPECT_EQ(hit.rc, 0) << (hit.rc == kToolTimedOut ? "hung" : hit.err);
+  const CliResult miss = gatejit_run(dir, "", "compile --m 2 --n 256 --k 512 --target gfx950", 120);
+  EXPECT_EQ(miss.rc, 0) << (miss.rc == kToolTimedOut ? "hung" : miss.err);
+  fs::remove(record);
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out << verify.err;
+  EXPECT_THAT(verify.out, HasSubstr(record.string() + ": is a FIFO"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(record)));
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const CliResult clear = gatejit_run(dir, "", "cache clear", 30);
+  EXPECT_EQ(clear.rc, 0) << clear.err;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(record))) << "clear left the FIFO";
+}
+
+TEST(CliHardening, AnEntryWhoseReportIsNotJsonIsRebuiltAndVerifyCallsItBad) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path entry = only_entry(dir / "cache");
+  ASSERT_FALSE(entry.empty());
+  const std::string bytes = slurp(entry);
+  auto kb = decode_kernel_binary({reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()});
+  ASSERT_TRUE(kb.ok()) << kb.status().to_string();
+  kb->report_json = "this is not JSON";
+  const auto plant = [&] {
+    const std::vector<uint8_t> bad = encode_kernel_binary(*kb);
+    std::ofstream(entry, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(bad.data()),
+                                                                    std::streamsize(bad.size()));
+  };
+  plant();
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out;
+  EXPECT_THAT(verify.out, HasSubstr(entry.string() + ": the report is not a JSON object"));
+  plant();
+  const CliResult rebuilt = gatejit_run(dir, "", kSmall, 120);
+  EXPECT_EQ(rebuilt.rc, 0) << rebuilt.err;
+  EXPECT_THAT(rebuilt.out, HasSubstr("cache: miss, compiled and stored"));
+  const CliResult hit = gatejit_run(dir, "", kSmall, 120);
+  EXPECT_EQ(hit.rc, 0) << hit.err;
+  EXPECT_THAT(hit.out, HasSubstr("cache: hit"));
+}
+
+TEST(CliHardening, VerifySaysWhichShardItRefusedToFollow) {
+  TempDir dir;
+  ASSERT_EQ(gatejit_run(dir, "", kSmall, 120).rc, 0);
+  const fs::path shard = only_entry(dir / "cache").parent_path();
+  fs::rename(shard, dir / "elsewhere");
+  fs::create_directory_symlink(dir / "elsewhere", shard);
+  const CliResult verify = gatejit_run(dir, "", "cache verify", 30);
+  EXPECT_EQ(verify.rc, 1) << verify.out;
+  EXPECT_THAT(verify.out, HasSubstr(shard.string() + ": is a symbolic link"));
+  EXPECT_THAT(verify.out, Not(HasSubstr("checked 0, ok 0, removed 0, not repaired 0")));
+}
+
+// ---- issue 45: numbers echoed as given; precompile's cap; an empty cache dir
+
+TEST(CliHardening, NumbersPastInt64AreEchoedAsGiven) {
+  TempDir dir;
+  write_text(dir / "huge.json", R"({"m": 18446744073709551615, "n": 256, "k": 512})");
+  const CliResult c = gatejit_run(dir, "", "compile --contract " + (dir / "huge.json").string());
+  expect_one_error_line(c, "m = 18446744073709551615");
+  EXPECT_THAT(c.err, Not(HasSubstr("-1")));
+  write_text(dir / "spec.json", R"([{"m": {"min": 1, "max": 18446744073709551615}, "n": 256, "k": 512}])");
+  const CliResult p =
+      gatejit_run(dir, "", "precompile " + (dir / "spec.json").string() + " -o " + (dir / "b.gjb").string());
+  expect_one_error_line(p, "18446744073709551615");
+  EXPECT_THAT(p.err, Not(HasSubstr("-1")));
+}
+
+// 200,000 contracts fit under the spec's 16 MiB and would compile for hours:
+// refused at once, naming the cap, with no bundle written.
+TEST(CliHardening, PrecompileRefusesMoreContractsThanItsCap) {
+  TempDir dir;
+  std::string spec = "[";
+  for (int i = 0; i < 200000; ++i) spec += std::string(i ? "," : "") + R"({"m":1,"n":256,"k":)" + std::to_string(512 + 8 * i) + "}";
+  write_text(dir / "big.json", spec + "]");
+  // Killed after 60 s (exit 137) were it to compile; refused, it is done in
+  // seconds (most of them parsing the 5 MB spec).
+  const CliResult r =
+      gatejit_run(dir, "", "precompile " + (dir / "big.json").string() + " -o " + (dir / "b.gjb").string(), 60);
+  expect_one_error_line(r, "more than 16384 contracts");
+  EXPECT_FALSE(fs::exists(dir / "b.gjb"));
+  // A range counts each M, on each target.
+  write_text(dir / "range.json", R"([{"m": {"min": 1, "max": 4096}, "n": 256, "k": 512},
+                                       {"m": {"min": 1, "max": 4096}, "n": 512, "k": 512}])");
+  const CliResult range = gatejit_run(dir, "", "precompile " + (dir / "range.json").string() +
+                                                   " --targets gfx950,gfx942,sm_90 -o " + (dir / "b.gjb").string(), 60);
+  expect_one_error_line(range, "more than 16384 contracts");
+}
+
+// An empty GATEJIT_CACHE_DIR means unset (docs/cache.md), as an empty
+// XDG_CACHE_HOME does; an empty --dir names no folder and is a usage error.
+TEST(CliHardening, AnEmptyCacheDirIsUnsetAndAnEmptyDirFlagIsAnError) {
+  TempDir dir;
+  fs::create_directories(dir / "home");
+  const std::string env = "HOME=" + (dir / "home").string() + " XDG_CACHE_HOME= GATEJIT_CACHE_DIR=";
+  const CliResult stats = gatejit_run(dir, env, "cache stats");
+  EXPECT_EQ(stats.rc, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr((dir / "home" / ".cache" / "gatejit").string()));
+  const CliResult flag = gatejit_run(dir, "", "cache stats --dir ''");
+  EXPECT_EQ(flag.rc, 2) << flag.out << flag.err;
+  EXPECT_THAT(flag.err, HasSubstr("--dir"));
+  EXPECT_THAT(flag.err, HasSubstr("empty"));
+}
+
 }  // namespace
 }  // namespace gatejit

@@ -50,7 +50,7 @@ TEST(SplitPoll, MeetsWithoutArrivalOrFence) {
         EXPECT_GT(count_of(isa, k.poll_load), 0);
         EXPECT_GT(count_of(isa, k.poll_store), 0);
       }
-      tuning.set((form + "poll=0").c_str());
+      tuning.set((form + (form.empty() ? "" : ",") + "poll=0").c_str());
       auto arrival = compiler::compile(c);
       ASSERT_TRUE(arrival.ok()) << arrival.status().to_string();
       EXPECT_EQ(arrival->report["tuning"].value("SPLIT_POLL", 1), 0);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "emulate/tuning_scope.h"
 #include "gatejit/emulator/gate_run.h"
 
 namespace gatejit::emulator {
@@ -90,18 +91,6 @@ Contract contract_of(const Case &c, int64_t m, int64_t n, int64_t k) {
   return ct;
 }
 
-class TuningScope {
- public:
-  explicit TuningScope(const char *tuning) : on_(tuning != nullptr) {
-    if (on_) setenv("GATEJIT_MMA_TUNING", tuning, 1);
-  }
-  ~TuningScope() {
-    if (on_) unsetenv("GATEJIT_MMA_TUNING");
-  }
-
- private:
-  bool on_;
-};
 
 void run_case(const Case &c) {
   if (c.suite_m || c.suite_k || c.suite_n) {

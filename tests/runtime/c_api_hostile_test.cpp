@@ -68,7 +68,8 @@ class CApiHostile : public ::testing::Test {
     std::vector<std::string> v = {"", "{", "null", "[]", "{\"n\": 1, \"n\": 2}", "{\"m\": -1, \"n\": 1, \"k\": 1}",
                                   "{\"n\": 1e400, \"k\": 1}", "{\"n\": 99999999999999999999999, \"k\": 1}",
                                   "{\"dtype\": \"\\u0000\\u001b[2J\", \"n\": 1, \"k\": 1}", "\xff\xfe{}",
-                                  "{\"target\": 7, \"n\": 1, \"k\": 1}", "{\"m\": {\"min\": 1}, \"n\": 1, \"k\": 1}"};
+                                  "{\"target\": 7, \"n\": 1, \"k\": 1}", "{\"m\": {\"min\": 1}, \"n\": 1, \"k\": 1}",
+                                  "{\"m\": 18446744073709551615, \"n\": 1, \"k\": 1}", "{\"n\": 1, \"k\": -9223372036854775808}"};
     v.push_back(std::string(100000, '[') + std::string(100000, ']'));
     v.push_back(std::string(100000, '{'));
     v.push_back("{\"" + std::string(2 << 20, 'k') + "\": 1}");
@@ -234,6 +235,48 @@ TEST_F(CApiHostile, EnumFieldsOutOfRangeAreNamed) {
       EXPECT_EQ(text, nullptr);
     }
   }
+}
+
+// Issue 45: a FIFO where the cache's toolchain record goes blocks no
+// runtime: one without a compiler reads the record on every cache lookup.
+TEST_F(CApiHostile, AFifoToolchainRecordInTheCacheBlocksNoResolve) {
+  const std::string cache = dir_ + "/fifo-cache";
+  ASSERT_EQ(::mkdir(cache.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((cache + "/v1").c_str(), 0700), 0);
+  ASSERT_EQ(::mkfifo((cache + "/v1/toolchain").c_str(), 0600), 0);
+  const int rc = exit_code_within(10, [&] {
+    gatejit_runtime_options_t o = options_;
+    o.cache_dir = cache.c_str();
+    o.disable_jit = 1;
+    gatejit_runtime_t rt = nullptr;
+    check_and_free(gatejit_runtime_create(&o, &rt));
+    if (!rt) return 1;
+    for (int i = 0; i < 2; ++i) {
+      char *text = nullptr;
+      gatejit_status_t s = i ? gatejit_resolve_contract_json(rt, "{\"n\": 1536, \"k\": 7168}", &text)
+                             : gatejit_explain_contract_json(rt, "{\"n\": 1536, \"k\": 7168}", &text);
+      const std::string m = s ? gatejit_status_message(s) : "";
+      check_and_free(s);
+      gatejit_string_free(text);
+      if (m.find("is a FIFO") == std::string::npos) return 2;  // the miss says why the cache went unread
+    }
+    gatejit_runtime_destroy(rt);
+    return ::testing::Test::HasFailure() ? 3 : 0;
+  });
+  EXPECT_EQ(rc, 0) << (rc == testing_support::kChildTimedOut ? "hung" : "failed or crashed");
+}
+
+// Issue 45: a number past int64 is echoed as given through the C API too.
+TEST_F(CApiHostile, IntegersPastInt64AreEchoedAsGiven) {
+  char *text = nullptr;
+  gatejit_status_t s =
+      gatejit_explain_contract_json(rt_, "{\"m\": 18446744073709551615, \"n\": 1536, \"k\": 7168}", &text);
+  ASSERT_NE(s, nullptr);
+  const std::string m = gatejit_status_message(s);
+  EXPECT_NE(m.find("m = 18446744073709551615"), std::string::npos) << m;
+  EXPECT_EQ(m.find("-1"), std::string::npos) << m;
+  check_and_free(s);
+  EXPECT_EQ(text, nullptr);
 }
 
 }  // namespace

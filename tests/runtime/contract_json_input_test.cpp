@@ -95,6 +95,25 @@ TEST(ContractJsonInput, EnumValueEchoIsBoundedAndEscaped) {
   EXPECT_EQ(a.status().message(), "act = 'si\\nlu': allowed activations are sigmoid, silu");
 }
 
+// Issue 45: a number past int64 is echoed as given, never as what it wraps
+// to (18446744073709551615 is not -1).
+TEST(ContractJsonInput, IntegersPastInt64AreEchoedAsGiven) {
+  for (const char *key : {"m", "m_max", "n", "k", "ld_hidden", "align"}) {
+    for (const char *value : {"18446744073709551615", "9223372036854775808"}) {
+      SCOPED_TRACE(std::string(key) + " = " + value);
+      std::string text = "{";
+      for (const char *other : {"m", "n", "k"})
+        if (std::string(other) != key) text += std::string("\"") + other + "\": 256, ";
+      auto c = contract_from_json_text(text + "\"" + key + "\": " + value + "}");
+      ASSERT_FALSE(c.ok());
+      const std::string &m = c.status().message();
+      EXPECT_NE(m.find(std::string(key) + " = " + value), std::string::npos) << m;
+      EXPECT_EQ(m.find("-1"), std::string::npos) << m;
+      EXPECT_NE(m.find("9223372036854775807"), std::string::npos) << "names the largest allowed: " << m;
+    }
+  }
+}
+
 TEST(InputEcho, EscapesAndBounds) {
   EXPECT_EQ(quote_input("plain"), "'plain'");
   EXPECT_EQ(quote_input(std::string("it's\0", 5)), "'it\\'s\\0'");

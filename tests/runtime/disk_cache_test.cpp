@@ -22,8 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "cache_toolchain.h"
 #include "file_io.h"
 #include "gatejit/kernel_binary.h"
+#include "support/child_process.h"
 
 namespace gatejit {
 namespace {
@@ -1024,6 +1026,165 @@ TEST_F(DiskCacheTest, OpeningWithoutCreateLeavesAMissingDirectoryMissing) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(exists(root_ + "/not"));
+}
+
+// ---- issue 45: what verify must see, what must never block -------------------------------------
+
+using testing_support::exit_code_within;
+using testing_support::kChildTimedOut;
+
+bool has(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
+
+// The problem line of a verify report that names `path`, or "".
+std::string problem_naming(const VerifyReport &r, const std::string &path) {
+  for (const std::string &p : r.problems)
+    if (has(p, path + ":")) return p;
+  return "";
+}
+
+// A FIFO where the toolchain record goes must not block a reader or a writer
+// of the record (every compile records its toolchain; a runtime without the
+// compiler reads it on every lookup).
+TEST_F(DiskCacheTest, AFifoToolchainRecordNeitherBlocksAReaderNorAWriter) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  put(*cache, 1);
+  const std::string record = toolchain_record_path(*cache);
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const int read_rc = exit_code_within(10, [&] {
+    auto read = recorded_toolchain(*cache);
+    return !read.ok() && has(read.status().message(), record + ": is a FIFO") ? 0 : 1;
+  });
+  EXPECT_EQ(read_rc, 0) << (read_rc == kChildTimedOut ? "reading the record hung" : "no error naming the FIFO");
+  // Recording puts a regular file in the FIFO's place (the directory is ours).
+  const int write_rc = exit_code_within(10, [&] {
+    if (!record_toolchain(*cache, "tc-1").ok()) return 1;
+    auto read = recorded_toolchain(*cache);
+    return read.ok() && *read == "tc-1" ? 0 : 2;
+  });
+  EXPECT_EQ(write_rc, 0) << (write_rc == kChildTimedOut ? "recording hung" : "recording failed");
+}
+
+// The cache's own files (the toolchain record, the counters, lock files) when
+// they are not regular files: verify reports each, removes it (read-only:
+// leaves it, exit 2), and clear removes them too.
+TEST_F(DiskCacheTest, VerifyReportsAndRemovesNonRegularFilesAndClearRemovesThem) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  const std::string key = put(*cache, 1);
+  const std::string v1 = dir_ + "/v1";
+  const std::vector<std::string> planted = {v1 + "/toolchain", v1 + "/stats", v1 + "/locks/" + key + ".lock"};
+  const auto plant = [&] {
+    for (const std::string &p : planted) {
+      ::unlink(p.c_str());
+      ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0) << p;
+    }
+  };
+  plant();
+  auto ro = open_cache(/*read_only=*/true);
+  ASSERT_TRUE(ro);
+  const int ro_rc = exit_code_within(20, [&] {
+    auto r = ro->verify();
+    if (!r.ok() || r->exit_code() != 2 || r->unrepaired != planted.size()) return 1;
+    for (const std::string &p : planted)
+      if (!has(problem_naming(*r, p), "is a FIFO")) return 2;
+    return 0;
+  });
+  EXPECT_EQ(ro_rc, 0) << (ro_rc == kChildTimedOut ? "verify hung" : "read-only verify did not report every FIFO");
+  for (const std::string &p : planted) EXPECT_TRUE(exists(p)) << "read-only verify removed " << p;
+
+  auto report = cache->verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->exit_code(), 1);
+  EXPECT_EQ(report->ok, 1u);
+  for (const std::string &p : planted) {
+    EXPECT_TRUE(has(problem_naming(*report, p), "is a FIFO")) << p;
+    EXPECT_FALSE(exists(p)) << p;
+  }
+  EXPECT_TRUE(exists(cache->entry_path(key)));
+  auto clean = cache->verify();
+  ASSERT_TRUE(clean.ok());
+  EXPECT_EQ(clean->exit_code(), 0);
+
+  plant();
+  ASSERT_TRUE(cache->clear().ok());
+  for (const std::string &p : planted) EXPECT_FALSE(exists(p)) << "clear left " << p;
+}
+
+// An entry that passes its checksum but whose report is not a JSON object
+// (the tool prints every report it serves) is a miss that is rebuilt over,
+// never a hit that fails forever; verify calls it bad.
+TEST_F(DiskCacheTest, AnEntryWithAnUnusableReportIsRebuiltAndVerifyCallsItBad) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  const std::string key = put(*cache, 1);
+  const KernelBinary good = make_binary(contract_key_for(1), "tc-1", 512, 1);
+  for (const char *report : {"not json {", "[1, 2]", "null", ""}) {
+    SCOPED_TRACE(report);
+    KernelBinary bad = good;
+    bad.report_json = report;
+    write_all(cache->entry_path(key), encode_kernel_binary(bad));
+    auto listed = cache->list();
+    ASSERT_TRUE(listed.ok());
+    ASSERT_EQ(listed->size(), 1u);
+    EXPECT_TRUE(has((*listed)[0].problem, "report")) << (*listed)[0].problem;
+    auto report_of_verify = cache->verify();
+    ASSERT_TRUE(report_of_verify.ok());
+    EXPECT_EQ(report_of_verify->exit_code(), 1);
+    EXPECT_TRUE(has(problem_naming(*report_of_verify, cache->entry_path(key)), "report"));
+    EXPECT_FALSE(exists(cache->entry_path(key)));
+
+    write_all(cache->entry_path(key), encode_kernel_binary(bad));
+    int compiles = 0;
+    bool hit = true;
+    auto got = cache->get_or_compile(key, good.key, good.toolchain, [&]() -> StatusOr<KernelBinary> {
+      ++compiles;
+      return good;
+    }, &hit);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_FALSE(hit);
+    EXPECT_EQ(compiles, 1);
+    auto again = cache->get(key, good.key, good.toolchain);
+    ASSERT_TRUE(again.ok()) << again.status().to_string();
+    EXPECT_EQ(again->report_json, good.report_json);
+  }
+}
+
+// A shard that is a symbolic link is never followed; verify says so instead
+// of "checked 0": it removes the link (not what it points to), or, read-only,
+// leaves it and exits 2. A shard it cannot fix (group-writable) stays
+// reported, exit 2.
+TEST_F(DiskCacheTest, VerifyReportsTheShardsItRefusesToLookInto) {
+  auto cache = open_cache();
+  ASSERT_TRUE(cache);
+  const std::string key = put(*cache, 1);
+  const std::string shard = dir_ + "/v1/" + key.substr(0, 2);
+  const std::string elsewhere = root_ + "/elsewhere";
+  ASSERT_EQ(::rename(shard.c_str(), elsewhere.c_str()), 0);
+  ASSERT_EQ(::symlink(elsewhere.c_str(), shard.c_str()), 0);
+
+  auto ro = open_cache(/*read_only=*/true);
+  ASSERT_TRUE(ro);
+  auto unrepaired = ro->verify();
+  ASSERT_TRUE(unrepaired.ok());
+  EXPECT_EQ(unrepaired->exit_code(), 2);
+  EXPECT_TRUE(has(problem_naming(*unrepaired, shard), "symbolic link")) << ::testing::PrintToString(unrepaired->problems);
+  EXPECT_TRUE(exists(shard));
+
+  auto report = cache->verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->exit_code(), 1);
+  EXPECT_TRUE(has(problem_naming(*report, shard), "symbolic link")) << ::testing::PrintToString(report->problems);
+  EXPECT_FALSE(exists(shard));
+  EXPECT_TRUE(exists(elsewhere + "/" + key + ".gjk")) << "verify removed what the link pointed to";
+
+  const std::string open_shard = dir_ + "/v1/ff";
+  ASSERT_EQ(::mkdir(open_shard.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(open_shard.c_str(), 0777), 0);
+  auto cannot = cache->verify();
+  ASSERT_TRUE(cannot.ok());
+  EXPECT_EQ(cannot->exit_code(), 2);
+  EXPECT_TRUE(has(problem_naming(*cannot, open_shard), "world-writable")) << ::testing::PrintToString(cannot->problems);
 }
 
 }  // namespace

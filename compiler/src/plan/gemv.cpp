@@ -80,6 +80,8 @@ void apply_gemv(KernelPlan &p, const GemvSchedule &s) {
   const int64_t k_groups = k_full / s.unroll;
   auto &P = p.params;
   set_problem_params(P, c);
+  set_operand_params(P, c);
+  P["M_MAX"] = fmt::format("{}", c.m_max);
   P["ROWS"] = fmt::format("{}", s.rows);
   P["KSPLIT"] = fmt::format("{}", s.ksplit);
   P["GROUP_WEIGHTS_FIRST"] = s.weights_first ? "true" : "false";
@@ -87,25 +89,23 @@ void apply_gemv(KernelPlan &p, const GemvSchedule &s) {
   P["UNROLL"] = fmt::format("{}", s.unroll);
   const int64_t acc = s.rows * c.m_max;
   P["PAIRS"] = fmt::format("{}", vec / 2);
-  P["QUADS"] = fmt::format("{}", vec / 4);
+  if (c.weight_scale != WeightScale::kNone) P["QUADS"] = fmt::format("{}", vec / 4);  // e4m3 decodes 4 at a time
+  P["T_HIDDEN"] = mlir_type(c.dtype_hidden);
   P["T_DOT"] = c.dtype_weight == DType::kFP8E4M3 ? "f32" : mlir_type(c.dtype_weight);
   set_streamed_weight_params(P, c);
-  P["ACC"] = fmt::format("{}", acc);
   P["OWN_SLOTS"] = fmt::format("{}", (acc + wave - 1) / wave);
   P["PART"] = fmt::format("{}", s.part);
   P["ACC_LEN"] = fmt::format("{}", acc * s.part);
   P["K_GROUPS"] = fmt::format("{}", k_groups);
-  P["K_REM"] = fmt::format("{}", k_groups * s.unroll);
   P["WAVE"] = fmt::format("{}", wave);
   P["VEC"] = fmt::format("{}", vec);
   P["KVECS"] = fmt::format("{}", g.kvecs);
   P["K_FULL"] = fmt::format("{}", k_full);
-  P["K_ITERS"] = fmt::format("{}", (g.kvecs + wave - 1) / wave);
   // Blocks of WAVES column groups, each group KSPLIT waves.
   const int64_t block_waves = waves * s.ksplit;
   P["WAVES"] = fmt::format("{}", block_waves);
   P["BLOCK"] = fmt::format("{}", wave * block_waves);
-  P["PARTIALS"] = fmt::format("{}", block_waves * acc);
+  if (s.ksplit > 1) P["PARTIALS"] = fmt::format("{}", block_waves * acc);  // combine_workgroup's
   // The epilogue's pieces: VW consecutive columns of one row of the
   // workgroup's WAVES x ROWS columns (16 bytes where the block is that wide).
   const int64_t block_cols = waves * s.rows;

@@ -31,8 +31,11 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   const int64_t n_per_block = groups * w_rows;
   auto &P = p.params;
   set_problem_params(P, c);
+  set_operand_params(P, c);
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
+  set("K", c.k);
   set("WAVE", wave);
+  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";  // the K split's fences
   set("KSPLIT", t.ksplit);
   set("GROUPS", groups);
   set("BLOCK", block);
@@ -40,7 +43,6 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   set("MT", mt);
   set("TILES", tiles);
   set("W_ROWS", w_rows);
-  set("M_BLOCK", m_block);
   set("M_STRIDE", m_stride);
   P["THIN_ROWS"] = m_stride < m_block ? "true" : "false";
   set("H_LIVE_ROWS", std::min(c.m_max, m_stride));
@@ -49,16 +51,13 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   set("S_ALL", s_all);
   set("UNROLL", t.unroll);
   set("J_GROUPS", j_groups);
-  set("J_REM", j_groups * t.unroll);
   set("J_ITERS", ceil_div(s_all, ksplit_all));
   set("PARTIALS", t.ksplit * groups * tiles * 4 * wave);
   set("ELEMENTS", tiles * 4);
-  set("ELEMENTS_LAST", tiles * 4 - 1);
   set("OWN", ceil_div(tiles * 4, t.ksplit));
   const int64_t tiles_n = ceil_div(c.n, n_per_block);
   const int64_t tiles_m = c.m_max > m_stride ? ceil_div(c.m_max, m_stride) : 1;
   set("SPLITS", t.splits);
-  set("SPLITS_LAST", t.splits - 1);
   set("KSPLIT_ALL", ksplit_all);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
   const bool poll = t.splits > 1 && t.poll;

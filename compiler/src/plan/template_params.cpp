@@ -21,12 +21,7 @@ const char *mlir_type(DType d) {
 
 void set_problem_params(TemplateParams &P, const Contract &c) {
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
-  set("M_MAX", c.m_max);
   set("N", c.n);
-  set("N_LAST", c.n - 1);
-  set("K", c.k);
-  set("LDH", c.ld_hidden);
-  set("LDW", c.ld_weight);
   set("LDA", c.ld_attn);
   set("LDO", c.ld_out);
   set("H_SIZE", (c.m_max - 1) * c.ld_hidden + c.k);
@@ -35,14 +30,19 @@ void set_problem_params(TemplateParams &P, const Contract &c) {
   set("O_SIZE", (c.m_max - 1) * c.ld_out + c.n);
 }
 
+void set_operand_params(TemplateParams &P, const Contract &c) {
+  P["N_LAST"] = fmt::format("{}", c.n - 1);
+  P["LDH"] = fmt::format("{}", c.ld_hidden);
+  P["LDW"] = fmt::format("{}", c.ld_weight);
+}
+
 // An fp8 weight's scales are the kernel's last argument, passed on with the
 // number of 128-wide K blocks; 16-bit weights keep the classic argument list.
 void set_weight_params(TemplateParams &P, const Contract &c, const std::string &scale_extent) {
-  P["T_HIDDEN"] = mlir_type(c.dtype_hidden);
   P["T_WEIGHT"] = mlir_type(c.dtype_weight);
   const bool scaled = c.weight_scale != WeightScale::kNone;
   const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>", scale_extent);
-  P["S_SIZE"] = scale_extent;
+  if (scaled) P["S_SIZE"] = scale_extent;
   P["KERNEL_SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref : "";
   P["SCALE_PARAM"] = scaled ? ", %weight_scale: " + memref + ", %scale_kb: index" : "";
   P["SCALE_ARG"] = scaled ? ", %weight_scale, %scale_kb" : "";
@@ -64,20 +64,25 @@ void set_out_params(KernelPlan &p, const std::string &scale_extent, int64_t bloc
   const bool fp8 = c.fp8_out();
   const std::string memref = fmt::format("memref<{}xf32, #gpu.address_space<global>>", scale_extent);
   P["T_OUT"] = fp8 ? "i8" : mlir_type(c.dtype());
-  P["OS_SIZE"] = scale_extent;
   P["KERNEL_OUT_SCALE_PARAM"] = fp8 ? ", %out_scale: " + memref : "";
   P["OUT_SCALE_ARG"] = fp8 ? ", %out_scale" : "";
   P["OUT_SCALE_TYPE"] = fp8 ? ", " + memref : "";
-  const int64_t wave = target_wave_size(c.target);
-  P["WAVE"] = fmt::format("{}", wave);
-  P["BLOCK_WAVES"] = fmt::format("{}", threads / wave);
-  P["GROUP_WAVES"] = fmt::format("{}", kOutGroup / wave);
-  P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
+  // The rest is the fp8 out's: its snippets' parameters.
   if (p.kind == TemplateKind::kGeneric) {
     p.snippets.push_back(fp8 ? "finish_element_group" : "finish_element_store");
+    if (fp8) {
+      const int64_t wave = target_wave_size(c.target);
+      P["WAVE"] = fmt::format("{}", wave);
+      P["BLOCK_WAVES"] = fmt::format("{}", threads / wave);
+      P["GROUP_WAVES"] = fmt::format("{}", kOutGroup / wave);
+    }
   } else {
     p.snippets.push_back(fp8 ? "finish_piece_stage" : "finish_piece_store");
     p.snippets.push_back(fp8 ? "out_groups_quantise" : "out_groups_none");
+  }
+  if (fp8 && p.kind != TemplateKind::kGeneric) {
+    P["OS_SIZE"] = scale_extent;
+    P["DEVICE_SCOPE"] = target_is_amdgpu(c.target) ? "agent" : "device";
     const int64_t row_blocks = (c.m_max + row_block - 1) / row_block;
     P["STAGE_SIZE"] = fmt::format("{}", c.m_max * c.n);
     P["BANDS"] = fmt::format("{}", c.n / kOutGroup);

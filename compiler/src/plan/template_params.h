@@ -13,8 +13,12 @@ namespace gatejit::compiler {
 
 const char *mlir_type(DType d);
 
-// The problem as the shaped templates see it: sizes, strides, extents.
+// The problem as the shaped templates see it: N, the epilogue's strides and
+// each buffer's extent.
 void set_problem_params(TemplateParams &P, const Contract &c);
+// What the forms that read the operands by address take besides: their
+// strides and the last weight row (not the TMA form: its tensor maps carry them).
+void set_operand_params(TemplateParams &P, const Contract &c);
 // The weight's types and scale arguments; `scale_extent`: the scale buffer's
 // elements as the kernel declares them.
 void set_weight_params(TemplateParams &P, const Contract &c, const std::string &scale_extent);

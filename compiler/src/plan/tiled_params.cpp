@@ -54,7 +54,7 @@ void set_wgmma_params(TemplateParams &P, const Contract &c, const TiledSchedule 
   }
   begin += fmt::format("      return %a{} : {}", t.accs, accs);
   end += fmt::format("      return %sum{} : {}", t.accs - 1, vec);
-  P["WGMMA_ACCS"] = accs;
+  P["ACC"] = accs;
   P["WGMMA_ACCS_BEGIN"] = begin;
   P["WGMMA_ACCS_END"] = end;
   for (int64_t s = 0; s < 4; ++s) P[fmt::format("WGMMA_ACC_OF_K{}", s)] = fmt::format("{}", s % t.accs);
@@ -95,6 +95,7 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   const int64_t h_cpt = t.bm * (t.bk / 8) / block;
   auto &P = p.params;
   set_problem_params(P, c);
+  if (!t.tma) set_operand_params(P, c);
   auto set = [&](const char *name, int64_t v) { P[name] = fmt::format("{}", v); };
   set("WAVE", wave);
   set("BLOCK", block);
@@ -106,29 +107,29 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   set("BM", t.bm);
   set("ROWS", t.bn + t.bm);
   set("BK", t.bk);
-  set("CHUNKS", t.bk / 8);
   set("KSUB", t.bk / 64);
-  set("VECS", 2);  // a lane's chunks a row in one 64-K part
+  if (!t.wgmma) set("VECS", 2);  // a lane's chunks a row in one 64-K part (@mma_tiles)
   set("STAGES", t.stages);
   const int64_t ahead = stages_ahead(t);
   set("STAGES_AHEAD", ahead);
   // In flight while the oldest stage is used: STAGES - 2 later stages, as
   // copy groups (sm_90) or as each thread's loads (gfx950 counts loads).
-  set("PENDING", amd ? (ahead - 1) * (w_cpt + h_cpt) : ahead - 1);
-  set("STAGES_PENDING", ahead - 1);
+  if (!amd && !t.tma) set("PENDING", ahead - 1);  // async_copy_sm90's (gfx950's: WAIT_YOUNGER_CASES)
   set("KT", c.k / t.bk);
   set("SPLITS", t.splits);
-  set("SPLITS_LAST", t.splits - 1);
   P["SPLIT_K"] = t.splits > 1 ? "true" : "false";
   set("TILES_N", tiles_n);
-  set("W_CPT", w_cpt);
-  set("H_CPT", h_cpt);
+  if (!t.tma) {  // stage_copy_chunks: every thread copies 16-byte chunks
+    set("CHUNKS", t.bk / 8);
+    set("W_CPT", w_cpt);
+    set("H_CPT", h_cpt);
+    P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
+  }
   set("SPLIT_ROUND", t.split_round);
   set("SPLIT_ROUNDS_END", ceil_div(t.splits, t.split_round) * t.split_round);
   P["SPLIT_POLL"] = t.poll ? "1" : "0";
   P["WS_INIT"] = t.poll ? "dense<0.0>" : "uninitialized";
   set("POLL_OTHERS", t.poll_others);
-  set("POLL_OTHERS_LAST", t.poll_others - 1);
   set("POLL_ROUND", t.poll_round);
   set("POLL_ROUNDS_END", t.poll_rounds * t.poll_round);
   set("TILE_PAIRS", rt * mt * 2);
@@ -139,13 +140,16 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   set("WS_SIZE", t.splits > 1 ? t.splits * tiles_n * tiles_m * rt * mt * 4 * block : 1);
   set("WS_TILES", t.splits > 1 ? tiles_n * tiles_m : 1);
   set_fragment_params(P, c);
-  P["WGMMA"] = t.wgmma ? "1" : "0";
-  set("ACCS", t.accs);
-  if (t.wgmma) set_wgmma_params(P, c, t);
-  set("WGMMA_PENDING", t.wgmma_pending);
-  P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
-  P["ACC"] = t.wgmma ? P["WGMMA_ACCS"] : fmt::format("vector<{}x4xf32>", rt * mt);
-  P["SWIZZLE_SOURCE"] = amd ? "true" : "false";
+  if (t.wgmma) {
+    // wgmma reads both operands from the stage: no per-lane fragments.
+    P.erase("H_LOADS");
+    P.erase("H_STRIDE");
+    set_wgmma_params(P, c, t);
+    set("WGMMA_PENDING", t.wgmma_pending);
+    P["GENERIC_PROXY_COPIES"] = t.tma ? "false" : "true";
+  } else {
+    P["ACC"] = fmt::format("vector<{}x4xf32>", rt * mt);
+  }
   P["KERNEL_ATTRS"] = amd ? "" : fmt::format(", nvvm.minctasm = {} : i32", t.blocks_per_cu);
   P["STAGE_MEMREF"] = fmt::format("memref<{}x{}x{}, strided<[{}, 1], offset: ?>, #gpu.address_space<workgroup>>",
                                   t.bn + t.bm, t.bk, P["T"], t.bk);
@@ -160,9 +164,11 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   // 128-byte grid constants by the mark-tensor-map-args pass), or the
   // weight and hidden memrefs.
   set("STAGE_BYTES", stage_bytes(t));
-  set("BARRIERS", t.stages * stage_bytes(t));
-  set("COUNTERS_AFTER_BARRIERS", t.stages * kMbarrierBytes);
-  set("WARPGROUPS", t.waves / 4);
+  if (t.tma) {
+    set("BARRIERS", t.stages * stage_bytes(t));
+    set("COUNTERS_AFTER_BARRIERS", t.stages * kMbarrierBytes);
+    set("WARPGROUPS", t.waves / 4);
+  }
   P["REFILL_EARLY"] = t.tma ? "false" : "true";
   P["REFILL_ALWAYS"] = t.refill_always && !t.drain ? "true" : "false";
   P["DRAIN"] = t.drain ? "true" : "false";
@@ -179,7 +185,7 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   for (int64_t y = 1; y < ahead; ++y)
     wait_cases += fmt::format("      case {} {{\n        amdgpu.memory_counter_wait load({})\n        scf.yield\n      }}\n",
                               y, y * (w_cpt + h_cpt));
-  P["WAIT_YOUNGER_CASES"] = wait_cases;
+  if (amd) P["WAIT_YOUNGER_CASES"] = wait_cases;
   if (t.tma) {
     P["COPY_ARGS"] = ", %w_src: !llvm.ptr, %h_src: !llvm.ptr";
     P["COPY_SRC"] = "!llvm.ptr";
@@ -201,7 +207,6 @@ void apply_tiled(KernelPlan &p, const TiledSchedule &t) {
   else p.snippets.insert(p.snippets.end(), {amd ? "async_copy_gfx950" : "async_copy_sm90", "stage_copy_chunks"});
   if (t.wgmma) p.snippets.push_back("tile_products_wgmma");
   else p.snippets.insert(p.snippets.end(), {"mma_tiles", "tile_products_fragments"});
-  P["TMA"] = t.tma ? "1" : "0";
 }
 
 void layout_tiled(KernelPlan &p, const TiledSchedule &t) {

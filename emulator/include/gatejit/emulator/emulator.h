@@ -56,6 +56,15 @@ struct RunStats {
 
 class Device;
 
+// One instruction of a code object's text, where it sits in the file (for
+// tools, and for the tests that seed defects into a code object).
+struct CodeInstruction {
+  uint64_t file_offset = 0;
+  uint32_t size = 0;
+  std::string text;  // as LLVM's MC prints it: "s_waitcnt vmcnt(0)"
+};
+StatusOr<std::vector<CodeInstruction>> disassemble_code_object(std::span<const uint8_t> code_object);
+
 // A loaded code object (its image lives in the device's memory; module
 // globals keep their values across launches until it is unloaded).
 struct Module;

@@ -24,6 +24,10 @@ struct GateRunRequest {
   size_t misalign_bytes = 0;     // every base pointer this far past an aligned one
   size_t attn_out_misalign = 0;  // attn and out further still
   uint64_t seed = 1;
+  // Launches of the one loaded module, each with fresh inputs and checked:
+  // more than one shows that module state (a K split's workspace, the fp8
+  // out's group counters) is left ready for the next launch.
+  int launches = 1;
   RunOptions options;
   // The runtime's C API (true) or the kernel's ABI directly (a dynamic-M
   // kernel at launch_m, or a code object given as bytes).
@@ -37,7 +41,7 @@ struct GateRunReport {
   std::string path;   // the runtime's explanation, or "direct launch"
   std::string form;   // "mma_tiled 128x64, split 5 by poll", from the plan the compiler reports
   std::string kernel; // the kernel symbol
-  int64_t checked = 0, exact_required = 0, mismatches = 0, unwritten = 0;
+  int64_t checked = 0, exact_required = 0, mismatches = 0, unwritten = 0;  // over every launch
   std::vector<std::string> first_mismatches;  // "out[3, 17] = ... not in [...]"
   std::vector<EmulatedGpu::LaunchRecord> launches;
   double emulate_seconds = 0;
