@@ -5,14 +5,20 @@ build_py also configures the repository with CMake (runtime only:
 copies libgatejit.so into the package, where gatejit._capi finds it first. If
 the CMake build also makes the JIT library (libgatejit_jit.so: pass
 -DGATEJIT_BUILD_COMPILER=ON in GATEJIT_CMAKE_ARGS on a machine with LLVM, and
-the `gatejit_jit` target exists), it is built and packaged too. The wheel is
-tagged py3-none-<platform>: the library is native, the Python is not.
+the `gatejit_jit` target exists), it is built and packaged too, and so is the
+shipped bundle of generic kernels (gatejit-generic.gjb, target
+`gatejit_generic_bundle`: it needs the gatejit tool), which the runtime finds
+beside itself. The wheel is tagged py3-none-<platform>: the library is native,
+the Python is not.
 
 Environment:
   GATEJIT_EXTRA_INCLUDE_DIR  folder with xxhash.h and nlohmann/json.hpp where
                              the system has none (the GPU machine: .device/include)
   GATEJIT_CMAKE_ARGS         more CMake arguments (shell words)
   GATEJIT_BUILD_JOBS         parallel build jobs (default: the CPU count)
+  GATEJIT_SHIPPED_BUNDLE_FILE  a gatejit-generic.gjb built elsewhere (`gatejit
+                             precompile --all-generic ...`), packaged where this
+                             build has no compiler to make one
 """
 
 import os
@@ -33,6 +39,8 @@ ROOT = Path(__file__).resolve().parent
 RUNTIME_LIBRARY = "libgatejit.so"
 JIT_LIBRARY = "libgatejit_jit.so"
 JIT_TARGET = "gatejit_jit"
+SHIPPED_BUNDLE = "gatejit-generic.gjb"
+SHIPPED_BUNDLE_TARGET = "gatejit_generic_bundle"
 
 
 def _run(command, cwd=None):
@@ -57,7 +65,7 @@ def _has_target(build_dir: Path, target: str) -> bool:
 
 
 def build_libraries(build_dir: Path):
-    """Configures and builds; returns the paths of the libraries to package."""
+    """Configures and builds; returns the paths of the files to package (libraries, the shipped bundle)."""
     if shutil.which("cmake") is None:
         raise RuntimeError("building gatejit needs CMake >= 3.22 on PATH (Debian: apt-get install cmake ninja-build)")
     configure = ["cmake", "-S", ROOT, "-B", build_dir]
@@ -66,8 +74,9 @@ def build_libraries(build_dir: Path):
     _run(configure + _cmake_arguments())
     jobs = os.environ.get("GATEJIT_BUILD_JOBS") or str(os.cpu_count() or 1)
     targets = ["gatejit_shared"]
-    if _has_target(build_dir, JIT_TARGET):
-        targets.append(JIT_TARGET)
+    for optional in (JIT_TARGET, SHIPPED_BUNDLE_TARGET):
+        if _has_target(build_dir, optional):
+            targets.append(optional)
     for target in targets:
         _run(["cmake", "--build", build_dir, "--target", target, "--parallel", jobs])
     runtime = build_dir / "runtime" / RUNTIME_LIBRARY
@@ -75,6 +84,12 @@ def build_libraries(build_dir: Path):
         raise RuntimeError(f"the CMake build did not produce {runtime}")
     libraries = [runtime]
     libraries += sorted(p for p in build_dir.rglob(JIT_LIBRARY) if p.is_file() or p.is_symlink())[:1]
+    prebuilt = os.environ.get("GATEJIT_SHIPPED_BUNDLE_FILE")
+    bundle = Path(prebuilt) if prebuilt else build_dir / "runtime" / SHIPPED_BUNDLE
+    if prebuilt and not bundle.is_file():
+        raise RuntimeError(f"GATEJIT_SHIPPED_BUNDLE_FILE={prebuilt}: not a file")
+    if bundle.is_file():
+        libraries.append(bundle)
     return libraries
 
 
@@ -87,9 +102,10 @@ class BuildPyWithRuntime(build_py):
         package_dir = Path(self.build_lib) / "gatejit"
         package_dir.mkdir(parents=True, exist_ok=True)
         for library in build_libraries(build_temp / "cmake"):
-            target = package_dir / library.name
+            # The runtime finds the shipped bundle beside itself under this name.
+            target = package_dir / (SHIPPED_BUNDLE if library.suffix == ".gjb" else library.name)
             shutil.copyfile(library.resolve(), target)  # the file behind the SONAME links
-            target.chmod(0o755)
+            target.chmod(0o644 if library.suffix == ".gjb" else 0o755)
             print(f"gatejit build: packaged {library.resolve()} as {target}", flush=True)
 
 

@@ -6,7 +6,7 @@ by scripts/prepare_device.sh), timed with gpu_bench.py's method (graph_timing.py
 CUDA-graph replays over rotating tensor sets past the L2), in one process and one
 run, next to the practical read floor of the same bytes (bench/read_floor.py).
 Every variant's result is checked first, except those named probe*: kernels built
-with a stage left out on purpose, to time the rest (docs/perf-notes.md, v34).
+with a stage left out on purpose, to time the rest (research/perf-notes.md, v34).
 
     python3 bench/mma_sweep.py --bundle default=.device/kernels.gjb --bundle rt2=.device/sweep-rt2.gjb \
         --m 1 2 8 16 32 64 128 [--n 1536 3072] [--template gemv] --json sweep.json

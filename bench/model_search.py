@@ -6,11 +6,12 @@ compile (`gatejit compile --json` with GATEJIT_MMA_TUNING), so the code
 object's facts and gates are the ones the planner's plan gets; candidates
 the planner's fit rules turn into the same tuning and grid count once.
 
-These are predictions, not measurements (docs/gfx950-model.md). A plan the
+These are predictions, not measurements (research/gfx950-model.md). A plan the
 search ranks first is a candidate for a sweep on the H200, not a result.
 
     bench/model_search.py --m 512 2048 --n 1536 --space tiled --json out.json
     bench/model_search.py --m 48 64 128 --space streamed
+    bench/model_search.py --m 80 96 --space tiled --rows   # candidate rows of compiler/tuning/<target>.tsv
 """
 import argparse
 import itertools
@@ -91,6 +92,27 @@ def line(label, r):
             f"{' FAILS ' + ','.join(r['failed_gates']) if r['failed_gates'] else ''}  [{r['override']}]")
 
 
+# The tuning table's columns (compiler/tuning/*.tsv, compiler/src/plan/tuning_table.h).
+TABLE_HEADER = "rule\tm\tn\tk\tweight\twhen\tchoice\tat\tpredicted_us\tmeasured_us\trecord\tnote"
+
+
+def table_row(res, r):
+    """A candidate row for the target's tuning table: the search's best passing plan as the
+    rule's choice for exactly this shape (widen the ranges and add conditions by hand)."""
+    t = r["tuning"]
+    if res["space"] == "tiled":
+        wave = 32 if res["target"].startswith("sm_") else 64
+        rule, choice = "tiled_shape", f"bn={t.get('BN')} bm={t.get('BM')} stages={t.get('STAGES')} waves={r['threads'] // wave}"
+    else:
+        rule = "streamed"
+        choice = f"rt={t.get('RT')} ksplit={t.get('KSPLIT')} mtiles={t.get('MT')} splits_min={t.get('SPLITS')}"
+    weight = "16bit" if res["dtype"] in ("bf16", "f16") else res["dtype"]
+    note = (f"model_search {res['space']}: {r['limiter']}; the planner's plan {res['default']['predicted_us']:.2f}"
+            f" [{r['override']}]")
+    return "\t".join([rule, str(res["m"]), str(res["n"]), str(res["k"]), weight, "*", choice,
+                      f"n={res['n']} m={res['m']}", f"{r['predicted_us']:.2f}", "-", "-", note])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gatejit", default=os.path.join(ROOT, "build", "compiler", "gatejit"))
@@ -103,6 +125,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--top", type=int, default=5, help="plans kept per shape in the JSON")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--rows", action="store_true",
+                    help="print each shape's best passing plan as a candidate tuning-table row")
     a = ap.parse_args()
     results = []
     for n in a.n:
@@ -115,6 +139,11 @@ def main():
             print(line("best passing", res["best_passing"]))
             print(line("best", res["best"]))
             sys.stdout.flush()
+    if a.rows:
+        print(TABLE_HEADER)
+        for res in results:
+            if res["best_passing"]:
+                print(table_row(res, res["best_passing"]))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

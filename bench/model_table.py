@@ -2,9 +2,9 @@
 """The performance model's predictions for a list of shapes on one target,
 read from `gatejit compile --json` (the report's "model"), optionally next
 to measured times from a benchmark JSON (bench/gpu_bench.py --out): the
-calibration table of docs/gfx950-model.md.
+calibration table of research/gfx950-model.md.
 
-    bench/model_table.py --target sm_90 --bench docs/data/bench-h200-....json
+    bench/model_table.py --target sm_90 --bench research/data/bench-h200-....json
     bench/model_table.py --target gfx950 --m 1 2 4 8 16 --n 1536
 """
 import argparse

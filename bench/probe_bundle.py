@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Probe bundles: the sm_90 wgmma tiles with one part of the kernel left out,
-to time the rest (docs/perf-notes.md, v34). Run HERE (the LLVM machine):
+to time the rest (research/perf-notes.md, v34). Run HERE (the LLVM machine):
 
     python3 bench/probe_bundle.py neither nowait noproducts
     python3 bench/probe_bundle.py pronly nowait --tuning wg=2,bn=128
@@ -27,6 +27,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = REPO / "templates"
+
+
+def template_file(name: str) -> Path:
+    """A template by its file name: names are unique across the role folders."""
+    return next(TEMPLATES.rglob(name))
 
 # (template, text in it, replacement) per part: each edit must match exactly
 # once, so a template change that breaks a probe fails loudly here.
@@ -79,7 +84,7 @@ def main() -> int:
     p.add_argument("--build", default="build")
     args = p.parse_args()
     tool = REPO / args.build / "compiler" / "gatejit"
-    touched = {name: (TEMPLATES / name).read_text() for part in args.parts for name, _, _ in EDITS[part]}
+    touched = {name: template_file(name).read_text() for part in args.parts for name, _, _ in EDITS[part]}
     try:
         text = dict(touched)
         for part in args.parts:
@@ -88,14 +93,14 @@ def main() -> int:
                     raise SystemExit(f"probe {part}: its text is not in templates/{name} exactly once")
                 text[name] = text[name].replace(old, new)
         for name, t in text.items():
-            (TEMPLATES / name).write_text(t)
+            template_file(name).write_text(t)
         run(["ninja", "-C", args.build, "gatejit"])
         env = dict(os.environ, GATEJIT_MMA_TUNING=args.tuning)
         run([str(tool), "precompile", "bench/mma_sweep_spec.json", "--targets", "sm_90", "--no-generic",
              "-o", f".device/sweep-probe{args.name}.gjb"], env)
     finally:
         for name, t in touched.items():
-            (TEMPLATES / name).write_text(t)
+            template_file(name).write_text(t)
         # The tool is rebuilt from the restored templates; a failure here is
         # reported on its own and does not hide the one that got us here.
         if subprocess.run(["ninja", "-C", args.build, "gatejit"], cwd=REPO, stdout=subprocess.DEVNULL).returncode:

@@ -3,7 +3,7 @@
 the planner settled on and the grid, one line per kernel. A tuning override
 that the planner's fit rules change (stages that do not fit the blocks per
 SM asked for, an impossible tile) still builds, so read this before reading
-a sweep row (docs/perf-notes.md, v33a).
+a sweep row (research/perf-notes.md, v33a).
 
     build/compiler/gatejit inspect --json .device/sweep-NAME.gjb | python3 bench/sweep_tuning.py NAME
 """

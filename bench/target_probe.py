@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Measures the target table's sm_90 facts on the GPU in hand (run with the
-benchmark, docs/gfx950-model.md "Calibration"):
+benchmark, research/gfx950-model.md "Calibration"):
 
   read bandwidth   a streaming read of 2 GiB (bench/read_floor.py's kernel,
                    its fastest shape), bytes read per second

@@ -2,6 +2,8 @@
 # also the .deb packages (cmake/packaging.cmake):
 #   runtime  lib/libgatejit.so.0*           the runtime with the C API (no LLVM)
 #            lib/gatejit/python/gatejit     the Python package sources
+#            share/gatejit/gatejit-generic.gjb  the shipped generic kernels
+#                                           (where the compiler is built)
 #   jit      lib/libgatejit_jit.so.0*       the runtime + compiler, self-contained
 #            bin/gatejit                    the command line (links the shared
 #                                           MLIR/LLVM libraries: install RPATH)
@@ -33,6 +35,10 @@ if(GATEJIT_BUILD_COMPILER)
   install(EXPORT gatejitCompilerTargets NAMESPACE gatejit:: DESTINATION ${GATEJIT_CMAKE_DIR} COMPONENT dev)
   install(DIRECTORY compiler/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
   list(APPEND GATEJIT_PC_FILES gatejit-jit)
+endif()
+# Found by the runtime from its own folder (runtime/src/shipped_bundle.h).
+if(TARGET gatejit_generic_bundle)
+  install(FILES ${GATEJIT_SHIPPED_BUNDLE} DESTINATION ${CMAKE_INSTALL_DATADIR}/gatejit COMPONENT runtime)
 endif()
 
 configure_package_config_file(cmake/gatejitConfig.cmake.in ${CMAKE_BINARY_DIR}/gatejitConfig.cmake

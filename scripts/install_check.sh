@@ -7,7 +7,9 @@
 #      must not need them; host_jit_library JITs through libgatejit_jit.so and
 #      fills a cache, host_runtime (libgatejit.so) then reads it without a
 #      compiler, and with the JIT library beside it attaches it; the
-#      installed Python package loads the JIT library (jit_attached);
+#      installed Python package loads the JIT library (jit_attached); with
+#      the JIT off and an empty cache, the shipped bundle of generic kernels
+#      (share/gatejit) serves a contract no specialised kernel can;
 #   3. pkg-config (gatejit, gatejit-jit) builds the same C programs;
 #   4. CPack .deb packages (runtime, jit, dev): their control fields, their
 #      contents, and apt resolving their declared dependencies (simulated:
@@ -46,6 +48,10 @@ GATEJIT_CACHE_DIR=$work/cli-cache GATEJIT_DISABLE_JIT=1 "$work/host/host_runtime
 GATEJIT_CACHE_DIR=$cache "$work/host/host_runtime" \
   '{"m": 4, "n": 2048, "k": 2048, "dtype": "f16", "act": "silu", "target": "gfx942"}' | tee -a "$work/host_runtime.txt"
 grep -q "compiled by the JIT" "$work/host_runtime.txt" || fail "libgatejit.so did not attach the JIT library beside it"
+# Runtime only, JIT off, empty cache: the shipped bundle in share/gatejit, found from lib/.
+GATEJIT_CACHE_DIR=$work/empty-cache GATEJIT_DISABLE_JIT=1 "$work/host/host_runtime" \
+  '{"m": 3, "n": 1000, "k": 999, "dtype": "f16", "act": "silu", "target": "gfx942"}' | tee -a "$work/host_runtime.txt" \
+  | grep "from the shipped bundle gatejit-generic.gjb" > /dev/null || fail "the installed runtime did not find the shipped bundle"
 # Asking for the compiler component with LLVM out of reach must fail, and say why.
 if cmake -S examples/find_package -B "$work/host-compiler" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
      -DCMAKE_DISABLE_FIND_PACKAGE_LLVM=ON -DGATEJIT_COMPONENTS=compiler > "$work/host_compiler.log" 2>&1; then
@@ -76,6 +82,8 @@ done
 dpkg-deb -c "$work"/packages/gatejit-jit_*.deb | grep "usr/bin/gatejit" > /dev/null || fail "gatejit-jit lacks usr/bin/gatejit"
 dpkg-deb -c "$work"/packages/gatejit-jit_*.deb | grep "usr/lib/libgatejit_jit.so.0" > /dev/null || fail "gatejit-jit lacks the library"
 dpkg-deb -c "$work"/packages/gatejit-runtime_*.deb | grep "usr/lib/libgatejit.so.0" > /dev/null || fail "gatejit-runtime lacks the library"
+dpkg-deb -c "$work"/packages/gatejit-runtime_*.deb | grep "usr/share/gatejit/gatejit-generic.gjb" > /dev/null \
+  || fail "gatejit-runtime lacks the shipped bundle"
 dpkg-deb -f "$work"/packages/gatejit-jit_*.deb Depends | grep -q "libmlir-22" || fail "gatejit-jit does not declare libmlir-22"
 # The extracted jit package runs from where it lands.
 dpkg-deb -x "$work"/packages/gatejit-jit_*.deb "$work/deb-root"

@@ -15,6 +15,7 @@
 #include "llvm_codegen.h"
 #include "model_report.h"
 #include "pipeline.h"
+#include "template_instantiate.h"
 #include "template_library.h"
 
 namespace gatejit::compiler {
@@ -33,7 +34,7 @@ StatusOr<std::vector<uint8_t>> generate_code(const std::string &mlir_text, const
   llvm::LLVMContext llvm_ctx;
   auto module = lower_to_llvm_ir(mlir_text, target, llvm_ctx, &phases);
   if (!module.ok()) return module.status();
-  limit_kernel_occupancy(**module, plan.min_waves_per_simd, plan.max_waves_per_simd);
+  limit_kernel_occupancy(**module, plan.schedule.waves.min, plan.schedule.waves.max);
   if (!target_is_amdgpu(target)) return codegen(**module, target, CodegenOutput::kAssembly, &phases);
   auto object = codegen(**module, target, CodegenOutput::kObject, &phases);
   if (!object.ok()) return object.status();
@@ -53,24 +54,35 @@ StatusOr<Stage> parse_stage(std::string_view s) {
 }
 
 namespace {
+std::string base_fingerprint() {
+  return fmt::format("gatejit-{}/generator-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING, kGeneratorSourceHash,
+                     templates_hash(), llvm_version(), kCodegenOptions);
+}
 // A tuning override changes the code: never share its cache entries.
 std::string fingerprint_with(const TuningOverride &tuning) {
-  std::string fp = fmt::format("gatejit-{}/generator-{}/templates-{}/llvm-{}/{}", GATEJIT_VERSION_STRING,
-                               kGeneratorSourceHash, templates_hash(), llvm_version(), kCodegenOptions);
+  std::string fp = base_fingerprint();
   if (!tuning.text.empty()) fp += fmt::format("/mma-tuning:{}", tuning.text);
   return fp;
 }
 }  // namespace
 
-std::string fingerprint() { return fingerprint_with(TuningOverride::from_env()); }
+std::string fingerprint() {
+  auto tuning = TuningOverride::from_env();
+  if (tuning.ok()) return fingerprint_with(*tuning);
+  // Every compile refuses this override (its error names the key), so no
+  // cache entry is ever stored under this fingerprint.
+  return base_fingerprint() + "/mma-tuning-refused";
+}
 
 StatusOr<CompiledKernel> compile(const Contract &input) {
   const auto start = std::chrono::steady_clock::now();
   CompilePhases phases;
+  // Read once: the plan and the fingerprint see the same override.
+  auto parsed_tuning = TuningOverride::from_env();
+  if (!parsed_tuning.ok()) return parsed_tuning.status();
+  const TuningOverride &tuning_override = *parsed_tuning;
   auto contract = normalize(input);
   if (!contract.ok()) return contract.status();
-  // Read once: the plan and the fingerprint see the same override.
-  const TuningOverride tuning_override = TuningOverride::from_env();
   auto plan = plan_kernel(*contract, tuning_override);
   if (!plan.ok()) return plan.status();
   phases.mark("plan");
@@ -108,7 +120,7 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
   phases.mark("fingerprint");
   (*report)["toolchain"] = toolchain;
   nlohmann::json tuning = nlohmann::json::object();
-  for (const std::string &name : plan->tuning_keys) tuning[name] = std::stoll(plan->params.at(name));
+  for (const auto &[name, value] : compiler::report(*plan)) tuning[name] = value;
   if (!tuning.empty()) (*report)["tuning"] = tuning;
   // The model reads the launch shape of the contract asked for (a generic
   // plan's contract has none).
@@ -135,9 +147,11 @@ StatusOr<CompiledKernel> compile(const Contract &input) {
 }
 
 StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
+  auto tuning = TuningOverride::from_env();
+  if (!tuning.ok()) return tuning.status();
   auto contract = normalize(input);
   if (!contract.ok()) return contract.status();
-  auto plan = plan_kernel(*contract, TuningOverride::from_env());
+  auto plan = plan_kernel(*contract, *tuning);
   if (!plan.ok()) return plan.status();
   auto text = instantiate(*plan);
   if (!text.ok()) return text.status();
@@ -151,7 +165,7 @@ StatusOr<std::string> emit_stage(const Contract &input, Stage stage) {
       llvm::LLVMContext ctx;
       auto module = lower_to_llvm_ir(*text, target, ctx);
       if (!module.ok()) return module.status();
-      limit_kernel_occupancy(**module, plan->min_waves_per_simd, plan->max_waves_per_simd);
+      limit_kernel_occupancy(**module, plan->schedule.waves.min, plan->schedule.waves.max);
       auto out = codegen(**module, target, stage == Stage::kLlvm ? CodegenOutput::kOptimizedIr : CodegenOutput::kAssembly);
       if (!out.ok()) return out.status();
       return std::string(out->begin(), out->end());

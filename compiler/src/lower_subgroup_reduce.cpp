@@ -1,4 +1,8 @@
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -13,6 +17,12 @@ struct LowerSubgroupReducePass
   explicit LowerSubgroupReducePass(SubgroupReduceLowering o) : options(std::move(o)) {}
   llvm::StringRef getArgument() const final { return "gatejit-lower-subgroup-reduce"; }
   llvm::StringRef getDescription() const final { return "Lower gpu.subgroup_reduce to DPP or shuffles"; }
+  // The patterns create amdgpu.dpp, rocdl and arith ops: load their dialects
+  // even where the input does not use them yet (gatejit-opt, lit tests).
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::amdgpu::AMDGPUDialect, mlir::ROCDL::ROCDLDialect, mlir::arith::ArithDialect,
+                    mlir::gpu::GPUDialect, mlir::vector::VectorDialect>();
+  }
 
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());

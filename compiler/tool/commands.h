@@ -19,6 +19,8 @@ Runner add_explain_command(CLI::App &app);   // explain <contract flags>
 Runner add_cache_command(CLI::App &app);     // cache stats|list|verify|clear
 Runner add_precompile_command(CLI::App &app);  // precompile SPEC.json -> bundle
 Runner add_bundle_command(CLI::App &app);      // bundle extract BUNDLE -o DIR
+Runner add_plan_command(CLI::App &app);        // plan <contract flags> (no compile)
+Runner add_emulate_command(CLI::App &app);     // emulate <contract flags>: run on the emulator, check every element
 
 // Prints "gatejit: error: <message>" to stderr; returns 1.
 int fail(const Status &s);

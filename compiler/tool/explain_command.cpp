@@ -45,6 +45,7 @@ void print_model(const nlohmann::json &m) {
 
 // Where the explanation says the kernel comes from.
 const char *source_of(const std::string &explanation) {
+  if (explanation.find(" from the shipped bundle ") != std::string::npos) return "shipped_bundle";
   if (explanation.find(" from bundle ") != std::string::npos) return "bundle";
   if (explanation.find(" from the disk cache") != std::string::npos) return "disk_cache";
   if (explanation.find(" compiled by the JIT") != std::string::npos) return "jit";

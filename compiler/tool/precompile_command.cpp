@@ -1,12 +1,20 @@
 // gatejit precompile SPEC.json --targets gfx950,gfx942,sm_90 -o kernels.gjb
-// Compiles every contract of a spec for every target, in parallel, into one
+// gatejit precompile --contracts recorded.jsonl --targets sm_90 -o kernels.gjb
+// gatejit precompile --all-generic --targets gfx950,gfx942,sm_90 -o gatejit-generic.gjb
+// Compiles every contract of a spec, of a record file (GATEJIT_RECORD:
+// contract_record.h) or both, for every target, in parallel, into one
 // bundle. A spec is a JSON list of contracts whose "m" may also be a list of
 // values or a range {"min": 1, "max": 16}. The generic kernel of every
-// (target, dtype, act, rounding) is added too, so the bundle has a fallback.
-// A spec may expand to at most limits::kPrecompileContracts contracts.
+// (target, dtype, act, rounding) is added too, so the bundle has a fallback;
+// --all-generic adds every generic kernel each target allows (the shipped
+// bundle: shipped_bundle.h).
+// A spec or a record may expand to at most limits::kPrecompileContracts
+// contracts (counted once per target).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -15,10 +23,12 @@
 
 #include "bundle.h"
 #include "commands.h"
+#include "contract_record.h"
 #include "file_io.h"
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract_json.h"
 #include "gatejit/template_choice.h"
+#include "generic_kernel_set.h"
 #include "input_echo.h"
 #include "input_limits.h"
 #include "json_input.h"
@@ -28,6 +38,8 @@ namespace {
 
 struct PrecompileArgs {
   std::string spec;
+  std::string contracts;  // a record file (JSON lines)
+  bool all_generic = false;
   std::string targets;
   std::string output;
   unsigned jobs = 0;
@@ -70,7 +82,18 @@ StatusOr<std::vector<Contract>> expand_item(nlohmann::json item, size_t index) {
   return out;
 }
 
-StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
+// The spec's contracts, m expanded.
+// A spec or record past the cap is refused before anything compiles, after at
+// most one item's expansion past it. `per_contract`: the targets each counts for.
+Status check_contract_cap(const std::string &what, size_t count, size_t per_contract, const std::string &where) {
+  if (count * per_contract <= limits::kPrecompileContracts) return Status::Ok();
+  return invalid_argument(what + ": expands to more than " + std::to_string(limits::kPrecompileContracts) +
+                          " contracts (" + where + " goes past; each m value of each item counts "
+                          "once per target): split it into several bundles, or give \"m\": \"dynamic\" with "
+                          "\"m_max\", one kernel for every M up to it (docs/runtime.md)");
+}
+
+StatusOr<std::vector<Contract>> read_spec(const PrecompileArgs &a, size_t per_contract) {
   const std::string what = "spec " + escape_input(a.spec);
   auto bytes = read_file(a.spec, limits::kSpecBytes);
   if (!bytes.ok()) return Status(bytes.status().code(), "spec " + bytes.status().message());
@@ -81,6 +104,17 @@ StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
   if (!spec.is_array())
     return invalid_argument(what + ": a spec is a JSON list of contracts, not " + describe_json(spec));
   if (spec.empty()) return invalid_argument(what + ": the list is empty; give at least one contract");
+  std::vector<Contract> out;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    auto contracts = expand_item(spec[i], i);
+    if (!contracts.ok()) return contracts.status();
+    out.insert(out.end(), contracts->begin(), contracts->end());
+    GATEJIT_RETURN_IF_ERROR(check_contract_cap(what, out.size(), per_contract, "item " + std::to_string(i)));
+  }
+  return out;
+}
+
+StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
   std::vector<Target> targets;
   std::stringstream ts(a.targets);
   for (std::string t; std::getline(ts, t, ',');) {
@@ -88,6 +122,7 @@ StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
     if (!target.ok()) return invalid_argument("--targets: " + target.status().message());
     targets.push_back(*target);
   }
+  if (a.all_generic && targets.empty()) return invalid_argument("--all-generic: name the targets with --targets");
   // Keyed by what gets compiled, so duplicates (and generic twins) compile once.
   std::vector<Contract> jobs;
   std::set<std::string> seen;
@@ -101,29 +136,35 @@ StatusOr<std::vector<Contract>> load_spec(const PrecompileArgs &a) {
     }
     return Status::Ok();
   };
-  // Every item expanded and counted before any template is chosen or
-  // anything compiles, so a spec past the cap is refused after at most one
-  // item's expansion past it.
-  std::vector<Contract> expanded;
-  size_t count = 0;
-  for (size_t i = 0; i < spec.size(); ++i) {
-    auto contracts = expand_item(spec[i], i);
-    if (!contracts.ok()) return contracts.status();
-    count += contracts->size() * std::max<size_t>(1, targets.size());
-    if (count > limits::kPrecompileContracts)
-      return invalid_argument(what + ": expands to more than " + std::to_string(limits::kPrecompileContracts) +
-                              " contracts (item " + std::to_string(i) + " goes past; each m value of each item counts "
-                              "once per target): split it into several bundles, or give \"m\": \"dynamic\" with "
-                              "\"m_max\", one kernel for every M up to it (docs/runtime.md)");
-    expanded.insert(expanded.end(), contracts->begin(), contracts->end());
-  }
-  for (Contract c : expanded) {
-    if (targets.empty()) GATEJIT_RETURN_IF_ERROR(add(c));
-    for (Target t : targets) {
-      c.target = t;
-      GATEJIT_RETURN_IF_ERROR(add(c));
+  // Each contract for each of --targets (its own target without them).
+  auto add_for_targets = [&](const std::vector<Contract> &contracts) -> Status {
+    for (Contract c : contracts) {
+      if (targets.empty()) GATEJIT_RETURN_IF_ERROR(add(c));
+      for (Target t : targets) {
+        c.target = t;
+        if (Status s = validate(c); !s.ok())
+          return invalid_argument(std::string("--targets ") + target_name(t) + ": " + canonical_text(c) + ": " +
+                                  s.message());
+        GATEJIT_RETURN_IF_ERROR(add(c));
+      }
     }
+    return Status::Ok();
+  };
+  if (!a.spec.empty()) {
+    auto contracts = read_spec(a, std::max<size_t>(1, targets.size()));
+    if (!contracts.ok()) return contracts.status();
+    GATEJIT_RETURN_IF_ERROR(add_for_targets(*contracts));
   }
+  if (!a.contracts.empty()) {
+    auto contracts = read_contract_record(a.contracts);
+    if (!contracts.ok()) return contracts.status();
+    GATEJIT_RETURN_IF_ERROR(check_contract_cap("--contracts " + escape_input(a.contracts), contracts->size(),
+                                               std::max<size_t>(1, targets.size()), "the record"));
+    GATEJIT_RETURN_IF_ERROR(add_for_targets(*contracts));
+  }
+  if (a.all_generic)
+    for (Target t : targets)
+      for (const Contract &g : generic_kernel_contracts(t)) GATEJIT_RETURN_IF_ERROR(add(g));
   return jobs;
 }
 
@@ -137,6 +178,11 @@ void draw_progress(size_t done, size_t total) {
 }
 
 int run_precompile(const PrecompileArgs &a) {
+  if (a.spec.empty() && a.contracts.empty() && !a.all_generic) {  // a usage error: exit status 2
+    std::fprintf(stderr, "gatejit: error: precompile: nothing to compile: give a spec, --contracts FILE or "
+                         "--all-generic\nRun with --help for more information.\n");
+    return 2;
+  }
   auto jobs = load_spec(a);
   if (!jobs.ok()) return fail(jobs.status());
   const unsigned threads = std::max(1u, std::min<unsigned>(a.jobs ? a.jobs : std::thread::hardware_concurrency(),
@@ -179,7 +225,11 @@ int run_precompile(const PrecompileArgs &a) {
 Runner add_precompile_command(CLI::App &app) {
   auto a = std::make_shared<PrecompileArgs>();
   auto *cmd = app.add_subcommand("precompile", "compile every contract of a spec into one kernel bundle");
-  cmd->add_option("spec", a->spec, "JSON list of contracts (\"m\" may be a list or {\"min\",\"max\"})")->required();
+  cmd->add_option("spec", a->spec, "JSON list of contracts (\"m\" may be a list or {\"min\",\"max\"})");
+  cmd->add_option("--contracts", a->contracts,
+                  "recorded contracts, one JSON object a line (GATEJIT_RECORD's file); repeats are skipped");
+  cmd->add_flag("--all-generic", a->all_generic,
+                "every generic kernel each of --targets allows (the shipped bundle's contents)");
   cmd->add_option("--targets", a->targets, "comma-separated targets; default: each contract's own");
   cmd->add_option("-o,--output", a->output, "bundle file to write")->required();
   cmd->add_option("-j,--jobs", a->jobs, "parallel compiles (default: all cores)");

@@ -128,6 +128,17 @@ class Runtime:
         disable_jit: never compile (also GATEJIT_DISABLE_JIT=1).
         disable_cache: never touch the disk cache.
         cache_read_only: read the cache, never write it.
+        record: append every contract this runtime resolves to this file,
+            one JSON line each, for ``gatejit precompile --contracts FILE``
+            (also GATEJIT_RECORD=FILE; see docs/serving.md).
+        shipped_bundle: load the bundle of generic kernels installed beside
+            the library (default; also GATEJIT_SHIPPED_BUNDLE=0 to leave it out).
+        jit: what a call does when its specialised kernel is in no bundle or
+            cache: "sync" compiles it before the call returns; "background"
+            serves the generic kernel at once while worker threads compile
+            it, swapped in by a later call outside any CUDA graph capture
+            (:meth:`prepare` and :func:`prepare_for` still wait for it);
+            "off" never compiles. None: $GATEJIT_JIT, else "sync".
 
     If the loaded library has the compiler in it (gatejit_runtime_attach_jit),
     the JIT is attached (``jit_attached``); libgatejit.so alone serves bundles
@@ -144,11 +155,17 @@ class Runtime:
         disable_jit: bool = False,
         disable_cache: bool = False,
         cache_read_only: bool = False,
+        record: Optional[PathLike] = None,
+        shipped_bundle: bool = True,
+        jit: Optional[str] = None,
     ):
+        if jit not in _capi.JIT_MODES:
+            raise GatejitArgumentError("jit", f"jit = {jit!r}: allowed are 'sync', 'background', 'off' or None")
         self._lib = load_library()
         self._handle: Optional[int] = None
         handle = ctypes.c_void_p()
-        plain = bundle_path is None and cache_dir is None and not (disable_jit or disable_cache or cache_read_only)
+        plain = (bundle_path is None and cache_dir is None and record is None and shipped_bundle and jit is None
+                 and not (disable_jit or disable_cache or cache_read_only))
         if plain:
             options = None  # defaults + environment
         else:
@@ -158,6 +175,9 @@ class Runtime:
                 int(bool(cache_read_only)),
                 int(bool(disable_jit)),
                 _path_list(bundle_path),
+                os.fspath(record).encode() if record is not None else None,
+                int(not shipped_bundle),
+                _capi.JIT_MODES[jit],
             )
         status = self._lib.gatejit_runtime_create(ctypes.byref(options) if options is not None else None,
                                                   ctypes.byref(handle))

@@ -14,9 +14,12 @@ a C enum is a 4-byte int; int64_t fields are 8-byte aligned):
                                          device_kind@176 device_ordinal@180
                                          stream@184 weight_scale@192
                                          out_scale@232
-    gatejit_runtime_options_t  40 bytes: struct_size@0 cache_dir@8
+    gatejit_runtime_options_t  56 bytes: struct_size@0 cache_dir@8
                                          disable_cache@16 cache_read_only@20
                                          disable_jit@24 bundle_path@32
+                                         record_path@40
+                                         disable_shipped_bundle@48
+                                         jit_mode@52
 
 Both structs begin with ``struct_size`` (API version 2); their constructors
 here set it, and take the other fields positionally as before. API version 3
@@ -24,7 +27,9 @@ appended ``weight_scale`` (the fp32 scales of an fp8 e4m3 weight) to
 gatejit_gate_args_t; API version 4 appended ``out_scale`` (the fp32 scales
 the kernel writes for an fp8 e4m3 out, one per row and 128 columns). This
 binding passes the version-4 size (272), and leaves ``weight_scale`` /
-``out_scale`` all zero for a bf16 / f16 / f32 weight / out.
+``out_scale`` all zero for a bf16 / f16 / f32 weight / out. API version 5
+appended ``record_path``, ``disable_shipped_bundle`` and ``jit_mode`` to
+gatejit_runtime_options_t.
 
 :func:`check_layout` asserts these numbers at load time.
 """
@@ -54,7 +59,10 @@ __all__ = [
 
 # --- enums (values as in gatejit.h) -----------------------------------------
 
-API_VERSION = 4  # GATEJIT_API_VERSION this binding was written against
+API_VERSION = 5  # GATEJIT_API_VERSION this binding was written against
+
+# gatejit_jit_mode_t, by the names Runtime(jit=...) takes
+JIT_MODES = {None: 0, "sync": 1, "background": 2, "off": 3}
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -101,6 +109,10 @@ DEVICE_HIP = 2
 
 # --- errors ------------------------------------------------------------------
 
+# The environment variable the compiler reads its tuning override from; its
+# errors begin with the name.
+TUNING_OVERRIDE = "GATEJIT_MMA_TUNING"
+
 
 class GatejitError(RuntimeError):
     """An error from gatejit: a rejected argument or a runtime status.
@@ -122,7 +134,8 @@ class GatejitError(RuntimeError):
 
 
 class GatejitArgumentError(GatejitError, ValueError):
-    """An argument rejected by the Python-side checks (also a ValueError)."""
+    """An argument rejected by the Python-side checks (also a ValueError), or
+    the compiler's tuning override (``argument`` ``"GATEJIT_MMA_TUNING"``)."""
 
     def __init__(self, argument: str, message: str):
         super().__init__(message, INVALID_ARGUMENT, argument)
@@ -182,6 +195,9 @@ class RuntimeOptions(_Sized):
         ("cache_read_only", ctypes.c_int),
         ("disable_jit", ctypes.c_int),
         ("bundle_path", ctypes.c_char_p),
+        ("record_path", ctypes.c_char_p),
+        ("disable_shipped_bundle", ctypes.c_int),
+        ("jit_mode", ctypes.c_int),
     ]
 
 
@@ -207,7 +223,7 @@ def check_layout() -> None:
             },
         ),
         RuntimeOptions: (
-            40,
+            56,
             {
                 "struct_size": 0,
                 "cache_dir": 8,
@@ -215,6 +231,9 @@ def check_layout() -> None:
                 "cache_read_only": 20,
                 "disable_jit": 24,
                 "bundle_path": 32,
+                "record_path": 40,
+                "disable_shipped_bundle": 48,
+                "jit_mode": 52,
             },
         ),
     }
@@ -399,7 +418,11 @@ def check(status: Optional[int], what: str) -> None:
         message = raw.decode("utf-8", errors="replace") if raw else ""
     finally:
         lib.gatejit_status_free(status)
-    raise GatejitError(f"{what}: {message}" if message else f"{what}: failed ({STATUS_NAMES.get(code, code)})", code)
+    text = f"{what}: {message}" if message else f"{what}: failed ({STATUS_NAMES.get(code, code)})"
+    if code == INVALID_ARGUMENT and message.startswith(TUNING_OVERRIDE + ": "):
+        # The compiler refused the tuning override: an argument, from the environment.
+        raise GatejitArgumentError(TUNING_OVERRIDE, text)
+    raise GatejitError(text, code)
 
 
 def take_string(ptr: ctypes.c_void_p) -> str:

@@ -48,7 +48,7 @@ def _header_text() -> str:
 def test_api_version_matches_the_header():
     found = re.search(r"#define\s+GATEJIT_API_VERSION\s+(\d+)", _header_text())
     assert found, "GATEJIT_API_VERSION not found in gatejit.h"
-    assert int(found.group(1)) == _capi.API_VERSION == 4
+    assert int(found.group(1)) == _capi.API_VERSION == 5
 
 
 def test_enum_values_match_the_header():

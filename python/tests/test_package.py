@@ -11,6 +11,7 @@ compiler, setuptools, wheel or the header-only dependencies are missing.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import site
@@ -148,3 +149,45 @@ def test_pip_install_and_wheel_in_a_fresh_venv(tmp_path):
     installed = Path(package_file).parent
     assert str(installed).startswith(str(tmp_path / "venv")), out
     assert Path(library) in (installed / "libgatejit.so", installed / "libgatejit_jit.so"), out
+
+
+def test_runtime_records_contracts_and_serves_the_shipped_bundle(tmp_path):
+    """Runtime(record=...) appends each resolved contract once, as a JSON line
+    (docs/serving.md); with the JIT off and an empty cache the shipped bundle
+    beside the library serves a contract, and explain says so (no GPU)."""
+    import gatejit
+    library = _loaded_library()
+    if not (library.parent / "gatejit-generic.gjb").is_file():
+        pytest.skip(f"no shipped bundle beside {library} (built with the compiler: target gatejit_generic_bundle)")
+    record = tmp_path / "record.jsonl"
+    contract = {"m": 3, "n": 1000, "k": 999, "target": "gfx942", "dtype": "f16", "act": "silu"}
+    rt = gatejit.Runtime(record=record, disable_jit=True, cache_dir=tmp_path / "cache")
+    try:
+        for _ in range(3):
+            text = rt.resolve_contract(contract)
+        assert "from the shipped bundle gatejit-generic.gjb" in text, text
+        assert rt.explain_contract(contract) == text
+    finally:
+        rt.close()
+    lines = record.read_text().splitlines()
+    assert len(lines) == 1, lines
+    assert {k: v for k, v in json.loads(lines[0]).items() if k in contract} == contract
+    bare = gatejit.Runtime(disable_jit=True, shipped_bundle=False, cache_dir=tmp_path / "cache")
+    try:
+        with pytest.raises(gatejit.GatejitError, match="no kernel can serve"):
+            bare.resolve_contract(contract)
+    finally:
+        bare.close()
+
+
+def test_runtime_jit_mode_argument(tmp_path):
+    """Runtime(jit=...) takes sync, background, off or None; anything else is an
+    argument error naming it, before any library call."""
+    import gatejit
+    _loaded_library()
+    with pytest.raises(gatejit.GatejitArgumentError) as error:
+        gatejit.Runtime(jit="eager")
+    assert error.value.argument == "jit"
+    for mode in ("sync", "background", "off"):
+        rt = gatejit.Runtime(jit=mode, cache_dir=tmp_path / "cache")
+        rt.close()

@@ -96,6 +96,8 @@ gatejit::Status check_struct_size(size_t size, size_t known, const char *field, 
 // version 3's: everything before out_scale.
 constexpr size_t kGateArgsV2Size = offsetof(gatejit_gate_args_t, weight_scale);
 constexpr size_t kGateArgsV3Size = offsetof(gatejit_gate_args_t, out_scale);
+// API versions 2-4's gatejit_runtime_options_t: everything before record_path.
+constexpr size_t kRuntimeOptionsV4Size = offsetof(gatejit_runtime_options_t, record_path);
 
 // The caller's arguments as this library's struct: a version-2 or -3
 // caller's smaller struct is copied and the fields it lacks are zero (no weight
@@ -151,12 +153,17 @@ gatejit_status_t gatejit_runtime_create(const gatejit_runtime_options_t *options
   if (!out) return null_arg("out_runtime");
   *out = nullptr;
   return guarded([&]() -> gatejit::Status {
-    if (options)
-      GATEJIT_RETURN_IF_ERROR(check_struct_size(options->struct_size, sizeof(gatejit_runtime_options_t),
-                                                "options.struct_size", "gatejit_runtime_options_t",
-                                                "GATEJIT_RUNTIME_OPTIONS_INIT"));
+    // An older caller's smaller struct: the fields it lacks are zero.
+    gatejit_runtime_options_t full{};
+    if (options) {
+      if (options->struct_size != kRuntimeOptionsV4Size)
+        GATEJIT_RETURN_IF_ERROR(check_struct_size(options->struct_size, sizeof(gatejit_runtime_options_t),
+                                                  "options.struct_size", "gatejit_runtime_options_t",
+                                                  "GATEJIT_RUNTIME_OPTIONS_INIT"));
+      std::memcpy(&full, options, options->struct_size);
+    }
     auto rt = std::make_unique<gatejit_runtime_s>();
-    rt->core = std::make_unique<gatejit::RuntimeCore>(gatejit::runtime_options_from(options));
+    rt->core = std::make_unique<gatejit::RuntimeCore>(gatejit::runtime_options_from(options ? &full : nullptr));
     GATEJIT_RETURN_IF_ERROR(rt->core->init());
     *out = rt.release();
     return gatejit::Status::Ok();

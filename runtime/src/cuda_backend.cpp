@@ -52,6 +52,7 @@ struct CudaApi {
   // every kernel without tensor maps.
   CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
                                      const unsigned *, const unsigned *, int, int, int, int);
+  CUresult (*cuStreamIsCapturing)(CUstream, int *);  // CUDA 10+; looked up apart too
 };
 
 // The driver reads PTX as NUL-terminated text (a cubin ignores the extra byte).
@@ -112,6 +113,19 @@ class CudaBackend final : public DeviceBackend {
     }
     *module_out = module;
     return FunctionHandle(fn);
+  }
+
+  // CU_STREAM_CAPTURE_STATUS_NONE (0) is the only state that is not a
+  // capture; the legacy stream while another captures is an error (asked of
+  // the device's primary context): both read as capturing.
+  StatusOr<bool> stream_capturing(int ordinal, void *stream) override {
+    auto ctx = primary_context(ordinal);
+    if (!ctx.ok()) return ctx.status();
+    if (!api_.cuStreamIsCapturing) return device_error("this CUDA driver has no cuStreamIsCapturing");
+    ContextScope scope(api_, *ctx);
+    int status = 0;
+    GATEJIT_RETURN_IF_ERROR(check(api_.cuStreamIsCapturing(CUstream(stream), &status), "cuStreamIsCapturing"));
+    return status != 0;
   }
 
   // What the driver's PTX compiler makes depends on the driver and the device.
@@ -229,6 +243,8 @@ class CudaBackend final : public DeviceBackend {
     if (!ok) return device_error("libcuda.so.1 lacks driver entry points:" + missing);
     api_.cuTensorMapEncodeTiled = reinterpret_cast<decltype(api_.cuTensorMapEncodeTiled)>(
         dlsym(handle_, "cuTensorMapEncodeTiled"));
+    api_.cuStreamIsCapturing = reinterpret_cast<decltype(api_.cuStreamIsCapturing)>(
+        dlsym(handle_, "cuStreamIsCapturing"));
     return check(api_.cuInit(0), "cuInit");
   }
 

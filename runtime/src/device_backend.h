@@ -70,6 +70,12 @@ class DeviceBackend {
   // Encodes a tensor map (128-byte swizzled boxes, zero past the edges).
   // Only the CUDA backend has them: no gfx950 kernel asks for one.
   virtual Status encode_tensor_map(const TensorMapRequest &, TensorMap *) { return tensor_maps_available(); }
+  // Whether `stream` (on device `ordinal`) is capturing a graph now: the
+  // background JIT never swaps a kernel in during a capture. An error where
+  // the backend cannot tell (then nothing is swapped).
+  virtual StatusOr<bool> stream_capturing(int /*ordinal*/, void * /*stream*/) {
+    return unsupported(std::string("the ") + name() + " backend cannot tell a capturing stream");
+  }
   // Launches; `args` points at the kernel's argument slots, one per argument
   // its binary declares (launch_args.h).
   virtual Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
@@ -79,6 +85,13 @@ class DeviceBackend {
 // Process-wide backends (opened lazily, never closed).
 DeviceBackend &cuda_backend();
 DeviceBackend &hip_backend();
+
+// Puts `backend` in the HIP backend's place for this process (nullptr puts
+// the HIP runtime's back): the emulator (emulator/, which needs LLVM and so
+// lives outside the runtime) installs its emulated gfx950/gfx942 device here,
+// so that the runtime's own loader, argument packing and launch geometry
+// drive it. Runtimes created afterwards see it.
+void set_hip_backend(DeviceBackend *backend);
 
 // "gfx950:sramecc+:xnack-" -> gfx950; "sm_90" -> sm_90; unknown -> error.
 StatusOr<Target> target_from_arch(const std::string &arch);

@@ -4,6 +4,7 @@
 // support was not compiled in. Not executed here: no AMD GPU is reachable.
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "device_backend.h"
@@ -34,6 +35,7 @@ struct HipApi {
   hipError_t (*hipModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       unsigned, hipStream_t, void **, void **);
   const char *(*hipGetErrorString)(hipError_t);
+  hipError_t (*hipStreamIsCapturing)(hipStream_t, hipStreamCaptureStatus *);  // looked up apart
 };
 
 class HipBackend final : public DeviceBackend {
@@ -96,6 +98,17 @@ class HipBackend final : public DeviceBackend {
                  "hipModuleLaunchKernel");
   }
 
+  // Anything but hipStreamCaptureStatusNone reads as capturing.
+  StatusOr<bool> stream_capturing(int ordinal, void *stream) override {
+    GATEJIT_RETURN_IF_ERROR(available());
+    if (!api_.hipStreamIsCapturing) return device_error("this HIP runtime has no hipStreamIsCapturing");
+    DeviceScope scope(api_, ordinal);
+    if (scope.status() != hipSuccess) return check(scope.status(), "hipSetDevice");
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    GATEJIT_RETURN_IF_ERROR(check(api_.hipStreamIsCapturing(hipStream_t(stream), &status), "hipStreamIsCapturing"));
+    return status != hipStreamCaptureStatusNone;
+  }
+
  private:
   // Makes `ordinal` the current device for a scope; restores the caller's.
   class DeviceScope {
@@ -145,6 +158,8 @@ class HipBackend final : public DeviceBackend {
     sym(api_.hipModuleLaunchKernel, {"hipModuleLaunchKernel"});
     sym(api_.hipGetErrorString, {"hipGetErrorString"});
     if (!missing.empty()) return device_error("libamdhip64.so lacks entry points:" + missing);
+    api_.hipStreamIsCapturing =
+        reinterpret_cast<decltype(api_.hipStreamIsCapturing)>(dlsym(handle_, "hipStreamIsCapturing"));
     return check(api_.hipInit(0), "hipInit");
   }
 
@@ -183,11 +198,16 @@ class HipBackend final : public DeviceBackend {
 
 #endif
 
+std::atomic<DeviceBackend *> g_hip_stand_in{nullptr};
+
 }  // namespace
 
 DeviceBackend &hip_backend() {
+  if (DeviceBackend *stand_in = g_hip_stand_in.load(std::memory_order_acquire)) return *stand_in;
   static HipBackend backend;
   return backend;
 }
+
+void set_hip_backend(DeviceBackend *backend) { g_hip_stand_in.store(backend, std::memory_order_release); }
 
 }  // namespace gatejit

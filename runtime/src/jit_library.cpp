@@ -14,6 +14,7 @@
 #include "input_echo.h"
 #include "input_limits.h"
 #include "log.h"
+#include "self_location.h"
 
 namespace gatejit {
 namespace {
@@ -31,14 +32,6 @@ struct Plugin {
 bool is_file(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string folder_of_this_binary() {
-  Dl_info info{};
-  if (!::dladdr(reinterpret_cast<void *>(&find_jit_library), &info) || !info.dli_fname) return "";
-  const std::string self = info.dli_fname;
-  const size_t slash = self.rfind('/');
-  return slash == std::string::npos ? "." : self.substr(0, slash);
 }
 
 template <typename F>
@@ -94,7 +87,7 @@ StatusOr<KernelBinary> compile_through(const Plugin &p, const Contract &c) {
 
 std::optional<JitLibraryLocation> find_jit_library() {
   if (const char *env = std::getenv("GATEJIT_JIT_LIBRARY"); env && *env) return JitLibraryLocation{env, true};
-  const std::string folder = folder_of_this_binary();
+  const std::string folder = folder_of_runtime_binary();
   if (folder.empty()) return std::nullopt;
   for (const char *name : {"libgatejit_jit.so.0", "libgatejit_jit.so"}) {
     const std::string path = folder + "/" + name;

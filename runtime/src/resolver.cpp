@@ -73,14 +73,17 @@ std::vector<std::pair<Contract, std::string>> specialised_candidates(const Templ
 
 }  // namespace
 
-Resolver::Resolver(ResolverOptions options) : options_(std::move(options)) {}
+Resolver::Resolver(ResolverOptions options) : options_(std::move(options)) {
+  if (options_.background_jit) background_ = std::make_unique<BackgroundCompiler>(options_.background);
+}
 
-Status Resolver::add_bundle(const std::string &path) {
+Status Resolver::add_bundle(const std::string &path, const std::string &origin) {
   auto bundle = Bundle::open(path);
   if (!bundle.ok()) return bundle.status();
-  log::info("loaded bundle " + path + " (" + std::to_string((*bundle)->size()) + " kernels)");
+  log::info("loaded " + origin + " " + path + " (" + std::to_string((*bundle)->size()) + " kernels)");
   std::unique_lock lock(mu_);
   bundles_.push_back(std::move(*bundle));
+  bundle_origins_.push_back(origin);
   return Status::Ok();
 }
 
@@ -121,9 +124,10 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
   std::string damaged;  // bundle entries passed over, for the miss message
   {
     std::shared_lock lock(mu_);
-    for (const auto &bundle : bundles_) {
+    for (size_t i = 0; i < bundles_.size(); ++i) {
+      const Bundle *bundle = bundles_[i].get();
       if (!bundle->contains(key)) continue;
-      const std::string where = what + " from bundle " + escape_input(basename_of(bundle->path()));
+      const std::string where = what + " from " + bundle_origins_[i] + " " + escape_input(basename_of(bundle->path()));
       // Checked even to explain: an entry that fails its checksum or does
       // not decode is never named as the one that would serve.
       auto kb = bundle->find(key);
@@ -162,8 +166,7 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const s
     std::shared_lock lock(mu_);
     hook = jit_;
   }
-  if (!hook.compile) return not_found("JIT not attached (the compiler library is not linked in)");
-  if (options_.disable_jit) return not_found("JIT disabled (GATEJIT_DISABLE_JIT=1 or disable_jit)");
+  GATEJIT_RETURN_IF_ERROR(jit_usable(hook));
   if (mode == Mode::kExplain) return Resolution{{}, what + " compiled by the JIT (not in any bundle or the cache)"};
   const std::string key = contract_key(candidate);
   log::info("JIT compile " + canonical_text(candidate));
@@ -186,6 +189,46 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const s
                                         (stored.ok() ? "" : " (not stored in the disk cache: " + stored.message() + ")")};
 }
 
+Status Resolver::jit_usable(const JitHook &hook) const {
+  if (!hook.compile) return not_found("JIT not attached (the compiler library is not linked in)");
+  if (options_.disable_jit) return not_found("JIT disabled (GATEJIT_DISABLE_JIT=1, GATEJIT_JIT=off or disable_jit)");
+  return Status::Ok();
+}
+
+// The specialised kernel from its finished job; else the generic kernel from
+// a bundle or the cache while the job compiles (or after it failed); else,
+// with nothing loadable meanwhile, the job waited for, as sync mode would.
+StatusOr<Resolution> Resolver::jit_in_background(const Contract &candidate, Mode mode, const std::string &what,
+                                                 const Contract &c) {
+  {
+    std::shared_lock lock(mu_);
+    GATEJIT_RETURN_IF_ERROR(jit_usable(jit_));
+  }
+  const std::string key = contract_key(candidate);
+  auto compile = [this, candidate, what]() -> StatusOr<BackgroundResult> {
+    auto r = jit(candidate, Mode::kResolve, what);
+    if (!r.ok()) return r.status();
+    return BackgroundResult{std::move(r->binary), r->explanation + " in the background"};
+  };
+  const std::shared_ptr<BackgroundJob> job =
+      mode == Mode::kExplain ? background_->find(key) : background_->submit(key, what, compile);
+  if (job && job->state() == BackgroundJob::State::kDone)
+    return Resolution{mode == Mode::kExplain ? KernelBinary{} : job->result()->binary, job->result()->explanation, {}};
+  const bool failed = job && job->state() == BackgroundJob::State::kFailed;
+  const std::string note = failed ? what + " failed to compile in the background: " + job->result().status().message()
+                                  : what + " compiles in the background: " + (job ? job->describe() : "not started");
+  auto fallback = lookup(generic_contract_for(c), mode, "generic (" + note + ")");
+  if (fallback.ok()) {
+    if (!failed) fallback->pending = job;
+    return fallback;
+  }
+  if (failed) return job->result().status();
+  if (mode == Mode::kExplain) return Resolution{{}, what + " compiled by the JIT (nothing else loadable meanwhile)", {}};
+  const auto &waited = job->wait();
+  if (!waited.ok()) return waited.status();
+  return Resolution{waited->binary, waited->explanation + " (waited: nothing else loadable meanwhile)", {}};
+}
+
 StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
   auto choice = choose_template(c);
   if (!choice.ok()) return choice.status();
@@ -197,7 +240,8 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
       if (r.ok()) return r;
       misses.push_back(r.status().message());
     }
-    auto r = jit(candidates.front().first, mode, candidates.front().second);
+    auto r = background_ ? jit_in_background(candidates.front().first, mode, candidates.front().second, c)
+                         : jit(candidates.front().first, mode, candidates.front().second);
     if (r.ok()) return r;
     if (r.status().code() != StatusCode::kNotFound) return r.status();  // a real compile error
     misses.push_back(r.status().message());
@@ -218,7 +262,13 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
   return unsupported(message);
 }
 
-StatusOr<Resolution> Resolver::resolve(const Contract &c) { return run(c, Mode::kResolve); }
+StatusOr<Resolution> Resolver::resolve(const Contract &c) {
+  // Recorded whatever the outcome (a contract no kernel serves yet is what
+  // the next bundle needs), unless no template takes it: precompile would
+  // refuse it.
+  if (options_.recorder && choose_template(c).ok()) options_.recorder->record(c);
+  return run(c, Mode::kResolve);
+}
 
 StatusOr<std::string> Resolver::explain(const Contract &c) {
   auto r = run(c, Mode::kExplain);

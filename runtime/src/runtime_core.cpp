@@ -17,6 +17,8 @@
 #include "contract_derivation.h"
 #include "log.h"
 #include "native_code_cache.h"
+#include "self_location.h"
+#include "shipped_bundle.h"
 
 namespace gatejit {
 namespace {
@@ -63,7 +65,32 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
   auto native_code = env_flag("GATEJIT_NATIVE_CODE");
   if (native_code.ok()) r.native_code = *native_code;
   else if (r.env_status.ok()) r.env_status = native_code.status();
+  auto shipped = env_flag("GATEJIT_SHIPPED_BUNDLE", true);
+  if (shipped.ok()) r.shipped_bundle = *shipped;
+  else if (r.env_status.ok()) r.env_status = shipped.status();
+  std::string record;
+  if (const char *path = std::getenv("GATEJIT_RECORD")) record = path;
+  JitMode jit = JitMode::kSync;
+  if (const char *mode = std::getenv("GATEJIT_JIT"); mode && *mode) {
+    auto parsed = parse_jit_mode(mode, "GATEJIT_JIT");
+    if (parsed.ok()) jit = *parsed;
+    else if (r.env_status.ok()) r.env_status = parsed.status();
+  }
   if (o) {
+    int requested;  // an int, whatever a C caller stored in the enum field
+    std::memcpy(&requested, &o->jit_mode, sizeof requested);
+    switch (requested) {
+      case GATEJIT_JIT_DEFAULT: break;
+      case GATEJIT_JIT_SYNC: jit = JitMode::kSync; break;
+      case GATEJIT_JIT_BACKGROUND: jit = JitMode::kBackground; break;
+      case GATEJIT_JIT_OFF: jit = JitMode::kOff; break;
+      default:
+        r.env_status = invalid_argument("options.jit_mode = " + std::to_string(requested) +
+                                        ": allowed values are GATEJIT_JIT_DEFAULT (0), GATEJIT_JIT_SYNC (1), "
+                                        "GATEJIT_JIT_BACKGROUND (2), GATEJIT_JIT_OFF (3)");
+    }
+    if (o->record_path) record = o->record_path;
+    if (o->disable_shipped_bundle) r.shipped_bundle = false;
     if (o->cache_dir) r.resolver.cache.dir = o->cache_dir;
     if (o->disable_cache) r.resolver.disable_cache = true;
     if (o->cache_read_only) r.resolver.cache.read_only = true;
@@ -71,6 +98,9 @@ RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o) {
     for (auto &p : split_paths(o->bundle_path)) r.bundles.push_back(p);
   }
   for (auto &p : split_paths(std::getenv("GATEJIT_BUNDLE_PATH"))) r.bundles.push_back(p);
+  if (!record.empty()) r.resolver.recorder = std::make_shared<ContractRecorder>(record);
+  if (jit == JitMode::kOff) r.resolver.disable_jit = true;
+  r.resolver.background_jit = jit == JitMode::kBackground && !r.resolver.disable_jit;
   if (const char *t = std::getenv("GATEJIT_TEMPLATE")) r.template_override = t;
   return r;
 }
@@ -99,7 +129,23 @@ Status RuntimeCore::init() {
     template_kind_ = *kind;
   }
   for (const std::string &path : options_.bundles) GATEJIT_RETURN_IF_ERROR(resolver_.add_bundle(path));
+  if (options_.shipped_bundle) load_shipped_bundle();
   return attach_jit_library();
+}
+
+// Not named by the user: a missing or unreadable shipped bundle is a note or
+// a warning, never an error (the runtime still serves bundles, cache and JIT).
+void RuntimeCore::load_shipped_bundle() {
+  const auto path = find_shipped_bundle();
+  if (!path) {
+    std::string searched;
+    for (const std::string &p : shipped_bundle_search_path(folder_of_runtime_binary()))
+      searched += (searched.empty() ? "" : ", ") + p;
+    log::info(std::string("no shipped bundle ") + kShippedBundleName + " (searched " + searched + ")");
+    return;
+  }
+  if (Status s = resolver_.add_bundle(*path, "the shipped bundle"); !s.ok())
+    log::warn_once("shipped bundle not loaded: " + s.message());
 }
 
 Status RuntimeCore::attach_jit_library() {
@@ -156,38 +202,45 @@ StatusOr<FunctionHandle> RuntimeCore::module_function(DeviceBackend &backend, in
 }
 
 Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
-  auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
-  if (!backend.ok()) return backend.status();
+  GATEJIT_RETURN_IF_ERROR(backend_for(gatejit_device_kind_t(key.device_kind)).status());
   auto resolved = resolver_.resolve(key.contract);
   if (!resolved.ok()) return resolved.status();
-  if (resolved->binary.target != key.contract.target)
-    return internal_error("resolved kernel is for " + std::string(target_name(resolved->binary.target)) +
+  GATEJIT_RETURN_IF_ERROR(load_into(slot, key, *resolved, stream));
+  slot.pending = resolved->pending;
+  return Status::Ok();
+}
+
+Status RuntimeCore::load_into(Slot &slot, const CallKey &key, const Resolution &resolved, void *stream) {
+  auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
+  if (!backend.ok()) return backend.status();
+  if (resolved.binary.target != key.contract.target)
+    return internal_error("resolved kernel is for " + std::string(target_name(resolved.binary.target)) +
                           ", device needs " + target_name(key.contract.target));
-  slot.kernel = Loaded{*backend, key.ordinal, nullptr, resolved->binary.geometry, declared_abi(resolved->binary)};
+  slot.kernel = Loaded{*backend, key.ordinal, nullptr, resolved.binary.geometry, declared_abi(resolved.binary)};
   // The scales reach the kernel only through a declared argument: a kernel
   // for a scaled contract that does not take them would read none.
   // (validate_abi admits the scales only as a pointer.)
   const bool takes_scales = declares(slot.kernel.abi, AbiArgKind::kPointer, AbiValue::kWeightScale);
   if (takes_scales != (key.contract.weight_scale != WeightScale::kNone))
-    return internal_error("kernel " + resolved->binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
+    return internal_error("kernel " + resolved.binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
                           (takes_scales ? "takes weight scales its contract does not have"
                                         : "does not take the weight scales of its contract"));
   const bool writes_scales = declares(slot.kernel.abi, AbiArgKind::kPointer, AbiValue::kOutScale);
   if (writes_scales != key.contract.fp8_out())
-    return internal_error("kernel " + resolved->binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
+    return internal_error("kernel " + resolved.binary.symbol + " (" + abi_text(slot.kernel.abi) + ") " +
                           (writes_scales ? "writes out scales its contract does not have"
                                          : "does not write the out scales of its contract"));
   // A K-split kernel's first load is the resolving stream's instance; so is
   // a specialised fp8-out kernel's (its group counters and staged values
   // live in the module, like the K-split's workspace).
-  const bool module_state = writes_scales && !resolved->binary.geometry.grid_y_is_m;
-  if (resolved->binary.geometry.k_blocks > 1 || module_state)
-    slot.split_binary = std::make_shared<const KernelBinary>(resolved->binary);
+  const bool module_state = writes_scales && !resolved.binary.geometry.grid_y_is_m;
+  if (resolved.binary.geometry.k_blocks > 1 || module_state)
+    slot.split_binary = std::make_shared<const KernelBinary>(resolved.binary);
   auto fn = slot.split_binary ? function_for_stream(slot, stream)
-                              : module_function(**backend, key.ordinal, resolved->binary);
+                              : module_function(**backend, key.ordinal, resolved.binary);
   if (!fn.ok()) return fn.status();
   slot.kernel.fn = *fn;
-  slot.explanation = resolved->explanation;
+  slot.explanation = resolved.explanation;
   log::info("resolved " + canonical_text(key.contract) + ": " + slot.explanation);
   return Status::Ok();
 }
@@ -201,19 +254,55 @@ StatusOr<Contract> RuntimeCore::call_contract(const gatejit_gate_args_t &args) {
   return contract;
 }
 
-StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &args) {
+StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &args, bool wait) {
   auto contract = call_contract(args);
   if (!contract.ok()) return contract.status();
   const CallKey key{*contract, int(args.device_kind), args.device_ordinal};
   Slot *slot = find_or_create(calls_, calls_mu_, key);
-  if (slot->ready.load(std::memory_order_acquire)) return slot;
-  // Only callers of this same contract wait here; the map lock is not held.
-  std::lock_guard<std::mutex> lock(slot->mu);
-  if (!slot->ready.load(std::memory_order_relaxed)) {
-    GATEJIT_RETURN_IF_ERROR(resolve_into(*slot, key, args.stream));
-    slot->ready.store(true, std::memory_order_release);
+  if (slot->ready.load(std::memory_order_acquire)) return slot->pending ? settled(*slot, key, args.stream, wait) : slot;
+  {
+    // Only callers of this same contract wait here; the map lock is not held.
+    std::lock_guard<std::mutex> lock(slot->mu);
+    if (!slot->ready.load(std::memory_order_relaxed)) {
+      GATEJIT_RETURN_IF_ERROR(resolve_into(*slot, key, args.stream));
+      slot->ready.store(true, std::memory_order_release);
+    }
   }
-  return slot;
+  return slot->pending ? settled(*slot, key, args.stream, wait) : slot;
+}
+
+RuntimeCore::Slot *RuntimeCore::settled(Slot &slot, const CallKey &key, void *stream, bool wait) {
+  if (Slot *up = slot.upgraded.load(std::memory_order_acquire)) return up;
+  BackgroundJob &job = *slot.pending;
+  if (wait) job.wait();
+  if (!job.finished()) {
+    if (job.state() == BackgroundJob::State::kRefused) resolver_.retry_background(slot.pending);
+    return &slot;
+  }
+  if (slot.upgrade_failed.load(std::memory_order_relaxed)) return &slot;
+  // Never inside a graph capture (nor where the backend cannot tell): the
+  // capture keeps the kernel it started with.
+  auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
+  auto capturing = backend.ok() ? (*backend)->stream_capturing(key.ordinal, stream) : StatusOr<bool>(backend.status());
+  if (!capturing.ok() || *capturing) return &slot;
+  std::lock_guard<std::mutex> lock(slot.upgrade_mu);
+  if (Slot *up = slot.upgraded.load(std::memory_order_acquire)) return up;
+  const auto &result = job.result();
+  Status s = result.status();
+  auto next = std::make_unique<Slot>();
+  if (s.ok()) s = load_into(*next, key, Resolution{result->binary, result->explanation, {}}, stream);
+  if (!s.ok()) {
+    // Failed compiles are already in the log and in explain: keep serving.
+    slot.upgrade_failed.store(true, std::memory_order_relaxed);
+    if (result.ok()) log::warn("background JIT: " + canonical_text(key.contract) + ": " + s.message() +
+                               "; the call keeps " + slot.explanation);
+    return &slot;
+  }
+  next->ready.store(true, std::memory_order_relaxed);
+  log::info("swapped in " + canonical_text(key.contract) + ": " + next->explanation);
+  slot.upgrade = std::move(next);
+  slot.upgraded.store(slot.upgrade.get(), std::memory_order_release);
+  return slot.upgrade.get();
 }
 
 StatusOr<FunctionHandle> RuntimeCore::function_for_stream(Slot &slot, void *stream) {
@@ -230,7 +319,7 @@ StatusOr<FunctionHandle> RuntimeCore::function_for_stream(Slot &slot, void *stre
 // Also loads the stream's instance of a K-split kernel, so that a launch
 // captured into a CUDA graph afterwards loads nothing.
 Status RuntimeCore::prepare(const gatejit_gate_args_t &args) {
-  auto slot = slot_for(args);
+  auto slot = slot_for(args, /*wait=*/true);
   if (!slot.ok()) return slot.status();
   auto fn = function_for_stream(**slot, args.stream);
   return fn.ok() ? Status::Ok() : fn.status();
@@ -283,7 +372,24 @@ Status RuntimeCore::launch(const gatejit_gate_args_t &args) {
 StatusOr<std::string> RuntimeCore::explain(const gatejit_gate_args_t &args) {
   auto contract = call_contract(args);
   if (!contract.ok()) return contract.status();
-  return resolver_.explain(*contract);
+  // A call served while its kernel compiles in the background: what it uses
+  // now, and where the compile stands.
+  const Slot *slot = nullptr;
+  {
+    std::shared_lock lock(calls_mu_);
+    auto it = calls_.find(CallKey{*contract, int(args.device_kind), args.device_ordinal});
+    if (it != calls_.end() && it->second->ready.load(std::memory_order_acquire) && it->second->pending)
+      slot = it->second.get();
+  }
+  if (!slot) return resolver_.explain(*contract);
+  if (const Slot *up = slot->upgraded.load(std::memory_order_acquire)) return up->explanation;
+  const BackgroundJob &job = *slot->pending;
+  std::string now = job.describe();
+  if (job.state() == BackgroundJob::State::kDone)
+    now += slot->upgrade_failed.load(std::memory_order_relaxed)
+               ? "; not swapped in (the log says why)"
+               : "; the next call outside a graph capture swaps it in";
+  return slot->explanation + " [now " + now + "]";
 }
 
 }  // namespace gatejit

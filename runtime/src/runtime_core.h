@@ -28,11 +28,16 @@ struct RuntimeOptions {
   // GATEJIT_NATIVE_CODE=1: PTX kernels load as cubins kept in the disk cache
   // (native_code_cache.h; off by default).
   bool native_code = false;
-  // A malformed environment variable (GATEJIT_DISABLE_JIT=maybe): init() fails with it.
+  // Load the shipped bundle of generic kernels (shipped_bundle.h) after the
+  // named ones; GATEJIT_SHIPPED_BUNDLE=0 leaves it out.
+  bool shipped_bundle = true;
+  // A malformed environment variable (GATEJIT_DISABLE_JIT=maybe) or option
+  // value: init() fails with it.
   Status env_status;
 };
 
-// Options from the C struct (may be null) and the environment.
+// Options from the C struct (may be null; as this library's struct: the C
+// API copies a smaller one in first) and the environment.
 RuntimeOptions runtime_options_from(const gatejit_runtime_options_t *o);
 
 class RuntimeCore {
@@ -48,6 +53,7 @@ class RuntimeCore {
   Resolver &resolver() { return resolver_; }
 
   Status launch(const gatejit_gate_args_t &args);
+  // Also waits for a kernel compiling in the background and swaps it in.
   Status prepare(const gatejit_gate_args_t &args);
   StatusOr<std::string> explain(const gatejit_gate_args_t &args);
 
@@ -78,6 +84,11 @@ class RuntimeCore {
   using StreamFunction = std::atomic<FunctionHandle>;
   // Resolved once; other threads with the same key wait on `mu`. A failed
   // resolution is not kept: a later call (after load_bundle, say) tries again.
+  // Background JIT: a slot served while its specialised kernel compiles keeps
+  // the job (`pending`, set before `ready`); once the job is done, a call
+  // outside a graph capture loads the kernel into a second slot and
+  // publishes it in `upgraded`, which later calls follow. Slots are never
+  // freed while the runtime lives, so a captured graph's kernel stays loaded.
   struct Slot {
     std::mutex mu;
     std::atomic<bool> ready{false};
@@ -86,6 +97,11 @@ class RuntimeCore {
     std::shared_ptr<const KernelBinary> split_binary;  // K-split kernels: to load more instances
     std::shared_mutex streams_mu;
     std::unordered_map<StreamKey, std::unique_ptr<StreamFunction>, StreamKeyHash> streams;
+    std::shared_ptr<BackgroundJob> pending;
+    std::mutex upgrade_mu;
+    std::atomic<Slot *> upgraded{nullptr};
+    std::unique_ptr<Slot> upgrade;         // owns what `upgraded` points at
+    std::atomic<bool> upgrade_failed{false};
   };
   struct DeviceSlot {
     std::once_flag once;
@@ -99,15 +115,22 @@ class RuntimeCore {
   };
 
   Status attach_jit_library();
+  void load_shipped_bundle();
   StatusOr<DeviceBackend *> backend_for(gatejit_device_kind_t kind);
   StatusOr<Target> device_target(gatejit_device_kind_t kind, int ordinal);
   // The contract of a call: the device's target, the descriptors, and the
   // GATEJIT_TEMPLATE override.
   StatusOr<Contract> call_contract(const gatejit_gate_args_t &args);
-  StatusOr<Slot *> slot_for(const gatejit_gate_args_t &args);
+  // `wait`: a kernel compiling in the background is waited for (prepare).
+  StatusOr<Slot *> slot_for(const gatejit_gate_args_t &args, bool wait = false);
   // `stream`: the resolving call's, whose instance a K-split kernel's first
   // module load becomes.
   Status resolve_into(Slot &slot, const CallKey &key, void *stream);
+  Status load_into(Slot &slot, const CallKey &key, const Resolution &resolved, void *stream);
+  // The slot a call uses: `slot`, or the one its background kernel was
+  // swapped into (swapping it in first when it is ready and `stream` is not
+  // capturing a graph).
+  Slot *settled(Slot &slot, const CallKey &key, void *stream, bool wait);
   // The function to launch on `stream`: the slot's own, or for a K-split
   // kernel the stream's instance (loaded on the stream's first call).
   StatusOr<FunctionHandle> function_for_stream(Slot &slot, void *stream);

@@ -257,7 +257,7 @@ TEST_P(SeedGemvCode, VectorLoadsAndDppReduction) {
 
   // Occupancy: the kernel is scheduled for the waves per SIMD its grid
   // places (WAVES_PER_EU, "amdgpu-waves-per-eu"); a SIMD's 512 registers a
-  // lane hold that many waves (docs/gfx950-model.md).
+  // lane hold that many waves (research/gfx950-model.md).
   const int64_t waves = r["tuning"].value("WAVES_PER_EU", 0);
   ASSERT_GE(waves, 1) << r["tuning"].dump();
   EXPECT_LE(r["kernels"][0].value("vgpr_count", 1000) + r["kernels"][0].value("agpr_count", 0), 512 / waves);
@@ -733,7 +733,8 @@ TEST(Gfx950Plan, SplitPartialsLoadInOneRound) {
 // returns). sm_90 follows the same rule with its own facts (a forced split
 // there, 672 blocks of 16 warps, leaves a lane few registers: 4 columns),
 // and its 8-byte stores beside the element-wise fallback pass the epilogue
-// gate. vw=2 is not taken (a piece's sums are whole 16-byte vectors).
+// gate. vw=2 is refused (a piece's sums are whole 16-byte vectors:
+// tuning_override_test.cpp).
 // Since v93 these splits meet by poll, whose loads are the same partials;
 // the 8-column case keeps the arrival (poll=0) that v81 measured.
 TEST(Gfx950Plan, SplitPiecesLeaveTheTailOneRoundTrip) {
@@ -749,7 +750,6 @@ TEST(Gfx950Plan, SplitPiecesLeaveTheTailOneRoundTrip) {
   for (const Case &k : {Case{Target::kGfx950, 17, split, 4, 1}, Case{Target::kGfx950, 32, split, 4, 1},
                         Case{Target::kGfx950, 96, "tiled=0", 4, 1}, Case{Target::kGfx950, 48, "", 8, -1},
                         Case{Target::kGfx950, 32, "rt=2,mtiles=2,splits=7,mstride=32,vw=8,poll=0", 8, 2},
-                        Case{Target::kGfx950, 32, "rt=2,mtiles=2,splits=7,mstride=32,vw=2", 4, 1},
                         Case{Target::kSm90, 32, "tiled=0,splits=7", 4, -1}}) {
     SCOPED_TRACE(std::string(target_name(k.target)) + " m=" + std::to_string(k.m) + " " + k.tuning);
     Contract c = gfx950_seed_shape(k.m, 1536);

@@ -1,5 +1,5 @@
 // `gatejit explain` shows the performance model's prediction and the gates
-// of the kernel the contract gets (docs/gfx950-model.md), through the real
+// of the kernel the contract gets (research/gfx950-model.md), through the real
 // CLI.
 #include <gtest/gtest.h>
 

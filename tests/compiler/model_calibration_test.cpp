@@ -1,5 +1,5 @@
 // The performance model against one fresh H200 benchmark run
-// (docs/data/bench-h200-2026-12-01-v51.json, docs/gfx950-model.md): every
+// (research/data/bench-h200-2026-12-01-v51.json, research/gfx950-model.md): every
 // row's sm_90 kernel, compiled here, predicted within +-30% of the time the
 // run measured for it. The measurements are data; when a template changes
 // the kernels they timed, the run is redone (and the file named here), and
@@ -18,7 +18,7 @@
 namespace gatejit::compiler {
 namespace {
 
-constexpr const char *kCalibrationRun = GATEJIT_SOURCE_DIR "/docs/data/bench-h200-2026-12-01-v51.json";
+constexpr const char *kCalibrationRun = GATEJIT_SOURCE_DIR "/research/data/bench-h200-2026-12-01-v51.json";
 constexpr double kTolerance = 0.30;
 
 TEST(ModelCalibration, EveryH200BenchmarkRowWithin30Percent) {
@@ -48,14 +48,14 @@ TEST(ModelCalibration, EveryH200BenchmarkRowWithin30Percent) {
 
 // The tiled form's fragment variant (mma.sync from shared memory: the form
 // gfx950's tiled plans take, lowered for sm_90), timed in one sweep on the
-// H200 at five tile shapes and M = 512-2048 (docs/perf-notes.md, v72). The
+// H200 at five tile shapes and M = 512-2048 (research/perf-notes.md, v72). The
 // model sees its reads and products taking turns (`shared_then_matrix`);
 // before v72 it was 1.7-2.6x low for this form and ranked its shapes
 // backwards. Not here: q4 (64 x 64 warp tiles, as swept: 1 block an SM
 // asked, 2 K splits at M = 512), which ran at the 255 registers a thread of
 // sm_90 with bank conflicts the PTX does not show; its M = 512 row is
-// predicted 1.40x (docs/gfx950-model.md).
-constexpr const char *kFragmentSweep = GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-02-v72-fragments-unpipelined.json";
+// predicted 1.40x (research/gfx950-model.md).
+constexpr const char *kFragmentSweep = GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-02-v72-fragments-unpipelined.json";
 
 TEST(ModelCalibration, FragmentTiledFormWithin30Percent) {
   const std::string base = "tiled=1,wgmma=0,refill=1,bk=64,stages=4,warps_n=2,";
@@ -104,8 +104,8 @@ struct TiledSweep {
 TEST(ModelCalibration, TiledAndRegisterStreamedFormsWithin30PercentAndRanked) {
   const std::string g64 = "tiled=1,wgmma=0,bn=64,bm=64,bk=64,stages=4,bps=2";
   const TiledSweep sweeps[] = {
-      {GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v76-tiled-rows.json", {{"g64", g64}}},
-      {GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v77-tall-tiles.json",
+      {GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v76-tiled-rows.json", {{"g64", g64}}},
+      {GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v77-tall-tiles.json",
        {{"g64", g64}, {"t128", "tiled=1,wgmma=0,bn=64,bm=128,bk=64,stages=3,bps=2"}}}};
   int rows = 0;
   for (const TiledSweep &sweep : sweeps) {
@@ -196,7 +196,7 @@ double predicted_us(const nlohmann::json &report) { return report.at("model").at
 // same tiles, stages and bytes in flight; it has no term for the order).
 TEST(ModelCalibration, PersistentAndOneWorkgroupATileGridsWithin30Percent) {
   int rows = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v79-persistent.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v79-persistent.json")) {
     auto r = check_variants(row, {{"p1", "gfx950_plan=1"}, {"p0", "gfx950_plan=1,persistent=0"}});
     ASSERT_EQ(r.size(), 2u);
     EXPECT_LE(std::abs(predicted_us(r["p1"]) / predicted_us(r["p0"]) - 1), 0.01) << row.dump();
@@ -213,7 +213,7 @@ TEST(ModelCalibration, PersistentAndOneWorkgroupATileGridsWithin30Percent) {
 // within 30%, and the rows whose code is the same predicted alike.
 TEST(ModelCalibration, SplitRoundsWithin30PercentAndRanked) {
   int rows = 0, ranked = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v80-oneround.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v80-oneround.json")) {
     auto r = check_variants(row, {{"r0", "oneround=0"}, {"r1", "oneround=1"}});
     ASSERT_EQ(r.size(), 2u);
     ++rows;
@@ -238,7 +238,7 @@ TEST(ModelCalibration, SplitRoundsWithin30PercentAndRanked) {
 // keeps 4-wave blocks (Gfx950Plan.TiledShapeWhereItsGridFillsWholeRounds).
 TEST(ModelCalibration, FourWaveFragmentTilesWithin30Percent) {
   int rows = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-eight-wave-tiles.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-eight-wave-tiles.json")) {
     auto r = check_variants(row, {{"c0", "tiled=1,wgmma=0,bn=64,bm=64,bk=64,stages=4"}, {"t1", "gfx950_plan=1"}});
     ASSERT_EQ(r.size(), 2u);
     ++rows;
@@ -253,7 +253,7 @@ TEST(ModelCalibration, FourWaveFragmentTilesWithin30Percent) {
 // faster than the register-streamed form at every row, as predicted.
 TEST(ModelCalibration, TiledFromM97Within30Percent) {
   int rows = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v82-tiled-from-97.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v82-tiled-from-97.json")) {
     auto r = check_variants(row,
                             {{"t1", "gfx950_plan=1"}, {"g64", "tiled=1,wgmma=0,bn=64,bm=64,bk=64,stages=4,bps=2"},
                              {"t0", "tiled=0"}},
@@ -275,7 +275,7 @@ TEST(ModelCalibration, TiledFromM97Within30Percent) {
 // perf-notes v85): not asserted; the model understates the form it replaces.
 TEST(ModelCalibration, TiledFrom49AheadOfTheSplitInRounds) {
   int rows = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v85-tiled-from-49.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v85-tiled-from-49.json")) {
     auto r = check_variants(row, {{"t1", "gfx950_plan=1"}});
     ASSERT_EQ(r.size(), 1u);
     Contract c;
@@ -310,7 +310,7 @@ TEST(ModelCalibration, ThinGridRowsAgainstTheSplitRatioWithin10Percent) {
       {"rows16", "tiled=0,rt=1,mtiles=1,ksplit=16,splits=1"},
       {"thin3", "tiled=0,rt=1,mtiles=1,ksplit=16,splits=1,mrows=3"}};
   int rows = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v83-thin-rows.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v83-thin-rows.json")) {
     Contract c;
     c.target = Target::kSm90;
     c.m = row.at("m").get<int64_t>();
@@ -351,7 +351,7 @@ TEST(ModelCalibration, ThinGridRowsAgainstTheSplitRatioWithin10Percent) {
 // rounds of the H200's: its planner keeps the arrival there since.)
 TEST(ModelCalibration, TiledPollWithin30PercentAndRankedWithinTwoRounds) {
   int rows = 0, ranked = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-03-v94-tiled-poll.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-03-v94-tiled-poll.json")) {
     const int64_t m = row.at("m").get<int64_t>();
     const std::map<std::string, std::string> table = {{"a90", "poll=0"}, {"p90", "poll=1"}};
     std::map<std::string, std::string> held;
@@ -396,7 +396,7 @@ TEST(ModelCalibration, TiledPollWithin30PercentAndRankedWithinTwoRounds) {
 // on the H200; gfx950 holds both plans in one round.
 TEST(ModelCalibration, WideTilesMirroredWithin30Percent) {
   int rows = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-04-v96-wide-tiles.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-04-v96-wide-tiles.json")) {
     Contract c;
     c.target = Target::kSm90, c.m = row.at("m").get<int64_t>(), c.n = row.at("n").get<int64_t>(),
     c.k = row.at("k").get<int64_t>();
@@ -424,7 +424,7 @@ TEST(ModelCalibration, WideTilesMirroredWithin30Percent) {
 // H200, has them slower: not asserted.
 TEST(ModelCalibration, TiledFrom65Within30Percent) {
   int rows = 0;
-  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/docs/data/mma-sweep-2026-12-04-v98-tiled-from-65.json")) {
+  for (const nlohmann::json &row : sweep_rows(GATEJIT_SOURCE_DIR "/research/data/mma-sweep-2026-12-04-v98-tiled-from-65.json")) {
     auto r = check_variants(row,
                             {{"t1", "gfx950_plan=1,tiled=1,poll=0"},
                              {"t1p", "gfx950_plan=1,tiled=1,poll=1"},

@@ -45,7 +45,7 @@ TEST(PerfModel, SeedStructureIsBandwidthBoundNearTheSeedsTime) {
   const Prediction p = predict(seed_like());
   EXPECT_EQ(p.limiter, "hbm");
   EXPECT_EQ(p.hbm_bytes, 2 * (7168 + 1536 * 7168 + 2 * 1536));
-  // The seed measured 5.42 us on MI355X (docs/gfx950-vs-seed.md): the
+  // The seed measured 5.42 us on MI355X (research/gfx950-vs-seed.md): the
   // model's range holds it.
   EXPECT_LE(p.us.low, 5.42);
   EXPECT_GE(p.us.high, 5.42);

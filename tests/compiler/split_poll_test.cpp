@@ -31,7 +31,8 @@ TEST(SplitPoll, MeetsWithoutArrivalOrFence) {
     for (int64_t m : {64, 96}) {
       SCOPED_TRACE(std::string(target_name(t)) + " m=" + std::to_string(m));
       const Meeting k = meeting_of(t);
-      const std::string form = std::string(t == Target::kSm90 ? "gfx950_plan=1," : "") + (m > 64 ? "tiled=0," : "");
+      const std::string form = std::string(t == Target::kSm90 ? "gfx950_plan=1" : "") +
+                               (m > 64 ? (t == Target::kSm90 ? ",tiled=0" : "tiled=0") : "");
       ScopedMmaTuning tuning{form.c_str()};
       const Contract c = seed_mma_row(t, m);
       auto compiled = compiler::compile(c);
@@ -49,7 +50,7 @@ TEST(SplitPoll, MeetsWithoutArrivalOrFence) {
         EXPECT_GT(count_of(isa, k.poll_load), 0);
         EXPECT_GT(count_of(isa, k.poll_store), 0);
       }
-      tuning.set((form + "poll=0").c_str());
+      tuning.set((form + (form.empty() ? "" : ",") + "poll=0").c_str());
       auto arrival = compiler::compile(c);
       ASSERT_TRUE(arrival.ok()) << arrival.status().to_string();
       EXPECT_EQ(arrival->report["tuning"].value("SPLIT_POLL", 1), 0);

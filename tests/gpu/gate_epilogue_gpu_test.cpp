@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -783,7 +785,7 @@ TEST_F(GpuTest, GraphReplayFollowsNewInputs) {
 // attn the output of the call before it, with no synchronisation in between:
 //   x[i + 1] = x[i] * act(x[i] @ W^T)
 // A launch that did not order after its producer (a wrong stream, a launch
-// attribute that lets it start early: v16 in docs/perf-notes.md tried one)
+// attribute that lets it start early: v16 in research/perf-notes.md tried one)
 // would read the NaN poison of x[i]. Run directly and as a replayed graph (how
 // the benchmarks and the serving engines launch); every step is checked
 // against the reference computed from the step's actual input.
@@ -1034,6 +1036,109 @@ TEST_F(GpuTest, Fp8HiddenOrAttnIsAnErrorNamingTheTensor) {
   std::tie(code, message) = status_of(gatejit_gate_epilogue(rt_, &a));
   EXPECT_EQ(code, GATEJIT_INVALID_ARGUMENT) << message;
   EXPECT_NE(message.find("attn"), std::string::npos) << message;
+}
+
+// --- Background JIT: served at once, swapped in outside captures ---------------
+
+// GATEJIT_JIT_BACKGROUND with the JIT library (GATEJIT_TEST_JIT=1) and an
+// empty cache: the generic kernel (made loadable first, in the cache) serves
+// the first call of an unseen mma contract at once; the call's explanation
+// follows the compile; a launch inside a graph capture keeps the generic
+// kernel even when the specialised one is ready; the next call outside a
+// capture swaps it in; the graph captured before still replays correctly
+// (its module stays loaded); prepare() waits for a kernel and swaps it in.
+class BackgroundJitTest : public GpuTest {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!driver(&why)) GTEST_SKIP() << "no GPU: " << why;
+    if (!jit_mode()) GTEST_SKIP() << "needs the JIT: GATEJIT_TEST_JIT=1 with GATEJIT_JIT_LIBRARY";
+    char tmpl[] = "/tmp/gatejit-background-gpu-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    cache_ = tmpl;
+    gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
+    options.cache_dir = cache_.c_str();
+    options.disable_shipped_bundle = 1;  // the generic kernel comes from the cache here
+    options.jit_mode = GATEJIT_JIT_BACKGROUND;
+    ASSERT_EQ(expect_ok(gatejit_runtime_create(&options, &rt_)), "");
+  }
+  void TearDown() override {
+    GpuTest::TearDown();
+    if (!cache_.empty()) std::system(("rm -rf '" + cache_ + "'").c_str());
+  }
+  std::string explain(const gatejit_gate_args_t &args) {
+    char *text = nullptr;
+    const std::string error = expect_ok(gatejit_explain(rt_, &args, &text));
+    const std::string out = error.empty() ? std::string(text ? text : "") : "error: " + error;
+    gatejit_string_free(text);
+    return out;
+  }
+  std::string cache_;
+};
+
+TEST_F(BackgroundJitTest, ServesAtOnceAndSwapsOnlyOutsideACapture) {
+  const Driver *drv = driver(nullptr);
+  const Case c{64, 1536, 7168, DType::kBF16, Activation::kSigmoid, Rounding::kBoundary, false, 0, 0, "mma"};
+  Buffers b = make(c);
+  // The generic kernel of the contract, compiled into the cache (nothing
+  // else serves it: this waits, as sync mode would).
+  const std::string generic =
+      R"({"template": "generic", "m": 64, "n": 1536, "k": 7168, "dtype": "bf16", "target": "sm_90"})";
+  ASSERT_EQ(expect_ok(gatejit_resolve_contract_json(rt_, generic.c_str(), nullptr)), "");
+
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &b.args)), "");
+  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("[background] first call of an unseen contract: %.2f ms host time\n", first_ms);
+  const std::string served = explain(b.args);
+  EXPECT_EQ(served.rfind("generic (specialised mma compiles in the background: ", 0), 0u) << served;
+  check(drv->cuCtxSynchronize(), "cuCtxSynchronize");
+  expect_all_correct(verify(b, c, download_out(b, c), c.rounding), "generic meanwhile: ");
+
+  // Wait (bounded) until the specialised kernel is ready.
+  std::string now;
+  for (int i = 0; i < 1200 && (now = explain(b.args)).find("[now done") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(now.find("[now done; the next call outside a graph capture swaps it in]"), std::string::npos) << now;
+
+  CUstream stream = nullptr;
+  check(drv->cuStreamCreate(&stream, 1 /* non-blocking */), "cuStreamCreate");
+  b.args.stream = stream;
+  CapturedGraph g;
+  ASSERT_EQ(capture(stream, [&] { return expect_ok(gatejit_gate_epilogue(rt_, &b.args)); }, g), "");
+  EXPECT_EQ(explain(b.args), now) << "swapped inside the capture";
+
+  const auto swap_start = std::chrono::steady_clock::now();
+  ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &b.args)), "");  // outside: swaps
+  std::printf("[background] the call that swaps the kernel in: %.2f ms host time\n",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - swap_start).count());
+  const std::string swapped = explain(b.args);
+  EXPECT_EQ(swapped.rfind("specialised mma", 0), 0u) << swapped;
+  EXPECT_NE(swapped.find("in the background"), std::string::npos) << swapped;
+  check(drv->cuStreamSynchronize(stream), "cuStreamSynchronize");
+  expect_all_correct(verify(b, c, download_out(b, c), c.rounding), "specialised: ");
+  for (int replay = 0; replay < 2; ++replay) {  // the graph keeps the generic kernel, still loaded
+    randomize(b, c);
+    upload(b, c);
+    check(drv->cuGraphLaunch(g.exec, stream), "cuGraphLaunch");
+    check(drv->cuStreamSynchronize(stream), "cuStreamSynchronize");
+    expect_all_correct(verify(b, c, download_out(b, c), c.rounding), "graph replay " + std::to_string(replay) + ": ");
+  }
+  drv->cuStreamDestroy(stream);
+}
+
+TEST_F(BackgroundJitTest, PrepareWaitsForTheSpecialisedKernel) {
+  const Case c{128, 1536, 7168, DType::kF16, Activation::kSilu, Rounding::kBoundary, false, 0, 0, "mma"};
+  Buffers b = make(c);
+  const std::string generic =
+      R"({"template": "generic", "m": 128, "n": 1536, "k": 7168, "dtype": "f16", "act": "silu", "target": "sm_90"})";
+  ASSERT_EQ(expect_ok(gatejit_resolve_contract_json(rt_, generic.c_str(), nullptr)), "");
+  ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &b.args)), "");
+  const std::string prepared = explain(b.args);
+  EXPECT_EQ(prepared.rfind("specialised mma", 0), 0u) << prepared;
+  ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &b.args)), "");
+  check(driver(nullptr)->cuCtxSynchronize(), "cuCtxSynchronize");
+  expect_all_correct(verify(b, c, download_out(b, c), c.rounding), "");
 }
 
 }  // namespace

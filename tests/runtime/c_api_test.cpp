@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -76,8 +77,8 @@ TEST(CApi, StructSizeIsCheckedAndNamed) {
 // fields; version 4: args.out_scale, the struct's last field, so that the
 // structs of versions 2 and 3 are prefixes of it.
 TEST(CApi, VersionsThreeAndFourAddScalesAtTheEnd) {
-  EXPECT_EQ(GATEJIT_API_VERSION, 4);
-  EXPECT_EQ(gatejit_api_version(), 4);
+  EXPECT_GE(GATEJIT_API_VERSION, 4);
+  EXPECT_EQ(gatejit_api_version(), GATEJIT_API_VERSION);
   EXPECT_EQ(int(GATEJIT_FP8_E4M3), 3);
   EXPECT_EQ(offsetof(gatejit_gate_args_t, weight_scale) + sizeof(gatejit_tensor_t),
             offsetof(gatejit_gate_args_t, out_scale));
@@ -88,6 +89,31 @@ TEST(CApi, VersionsThreeAndFourAddScalesAtTheEnd) {
   EXPECT_EQ(a.out_scale.data, nullptr);
 }
 
+
+// API version 5: record_path and disable_shipped_bundle at the end of the
+// options; a version-2 to -4 caller's smaller struct is still accepted, and
+// nothing past its size is read (the fields there are garbage here: reading
+// record_path would crash or create a file).
+TEST(CApi, VersionFiveAddsRuntimeOptionsAtTheEnd) {
+  EXPECT_EQ(GATEJIT_API_VERSION, 5);
+  EXPECT_EQ(offsetof(gatejit_runtime_options_t, record_path), offsetof(gatejit_runtime_options_t, bundle_path) + 8);
+  const gatejit_runtime_options_t init = GATEJIT_RUNTIME_OPTIONS_INIT;
+  EXPECT_EQ(init.record_path, nullptr);
+  EXPECT_EQ(init.disable_shipped_bundle, 0);
+  gatejit_runtime_options_t o = init;
+  o.struct_size = offsetof(gatejit_runtime_options_t, record_path);
+  o.disable_cache = 1;
+  o.record_path = reinterpret_cast<const char *>(uintptr_t(1));
+  o.disable_shipped_bundle = 7;
+  gatejit_runtime_t rt = nullptr;
+  EXPECT_EQ(take(gatejit_runtime_create(&o, &rt)), "");
+  ASSERT_NE(rt, nullptr);
+  char *text = nullptr;
+  // Resolving records nothing (record_path was not read) and does not crash.
+  gatejit_status_free(gatejit_resolve_contract_json(rt, R"({"m": 1, "n": 256, "k": 512, "target": "sm_90"})", &text));
+  gatejit_string_free(text);
+  gatejit_runtime_destroy(rt);
+}
 
 // The statuses an entry point gives for `args`: code and message.
 std::vector<std::pair<gatejit_status_code_t, std::string>> statuses(gatejit_runtime_t rt,

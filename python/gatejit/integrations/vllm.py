@@ -78,7 +78,7 @@ FP8_OUT_ATTRIBUTE = "gatejit_output_gate_fp8_out"
 _EXPANDED_SCALE = "gatejit_weight_scale"
 _FP8 = getattr(torch, "float8_e4m3fn", None)
 # Batches up to this M take gatejit's fp8 kernel (the gemv or the mma). On
-# the H200 (docs/benchmarks.md, v57) M = 32 took 11.2-11.6 µs against 19.4 for
+# the H200 (research/benchmarks.md, v57) M = 32 took 11.2-11.6 µs against 19.4 for
 # torch.compile's dequantise + expression; at M = 64 the two were level, so
 # larger batches keep vLLM's own fp8 GEMM.
 FP8_FUSED_MAX_M = 32

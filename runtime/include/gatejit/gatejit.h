@@ -28,7 +28,10 @@ extern "C" {
  * weight scales). */
 /* 4: GATEJIT_FP8_E4M3 outs and gatejit_gate_args_t.out_scale (at the end:
  * version-2 and -3 callers' smaller structs are still read). */
-#define GATEJIT_API_VERSION 4
+/* 5: gatejit_runtime_options_t.record_path, .disable_shipped_bundle and
+ * .jit_mode (at the end: a version-2 to -4 caller's smaller struct is still
+ * read). */
+#define GATEJIT_API_VERSION 5
 
 typedef struct gatejit_status_s *gatejit_status_t; /* NULL means success */
 typedef struct gatejit_runtime_s *gatejit_runtime_t;
@@ -94,6 +97,17 @@ typedef struct {
 } gatejit_gate_args_t;
 #define GATEJIT_GATE_ARGS_INIT {sizeof(gatejit_gate_args_t)}
 
+/* What a call does when the specialised kernel of its contract is in no
+ * bundle or cache (docs/serving.md). */
+typedef enum {
+  GATEJIT_JIT_DEFAULT = 0,    /* $GATEJIT_JIT (sync | background | off), else sync */
+  GATEJIT_JIT_SYNC = 1,       /* compile it before the call returns */
+  GATEJIT_JIT_BACKGROUND = 2, /* serve the generic kernel (a bundle's or the cache's) at once while worker
+                                 threads compile it; a later call, outside any graph capture, swaps it in.
+                                 gatejit_prepare() still waits for it. */
+  GATEJIT_JIT_OFF = 3         /* never compile (as disable_jit) */
+} gatejit_jit_mode_t;
+
 typedef struct {
   size_t struct_size;      /* sizeof(gatejit_runtime_options_t), as for the call's arguments */
   const char *cache_dir;   /* NULL or "": $GATEJIT_CACHE_DIR, $XDG_CACHE_HOME/gatejit, ~/.cache/gatejit
@@ -102,6 +116,12 @@ typedef struct {
   int cache_read_only;     /* 1: load from the cache, never write (also GATEJIT_CACHE_READONLY=1) */
   int disable_jit;         /* 1: never compile (also GATEJIT_DISABLE_JIT=1) */
   const char *bundle_path; /* ':'-separated bundle files to load at creation (besides GATEJIT_BUNDLE_PATH) */
+  /* API version 5. */
+  const char *record_path;    /* append every contract resolved to this file, one JSON line each, for
+                                 `gatejit precompile --contracts` (also GATEJIT_RECORD=FILE; this wins) */
+  int disable_shipped_bundle; /* 1: do not load the shipped bundle of generic kernels (also
+                                 GATEJIT_SHIPPED_BUNDLE=0) */
+  gatejit_jit_mode_t jit_mode; /* GATEJIT_JIT_DEFAULT: $GATEJIT_JIT, else sync; disable_jit wins */
 } gatejit_runtime_options_t;
 #define GATEJIT_RUNTIME_OPTIONS_INIT {sizeof(gatejit_runtime_options_t)}
 

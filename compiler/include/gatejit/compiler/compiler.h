@@ -24,14 +24,16 @@ struct CompiledKernel {
   nlohmann::json report;  // also stored as binary.report_json
 };
 
-// Validates and normalises `c`, then compiles it. Errors name the field.
+// Validates and normalises `c`, then compiles it. Errors name the field; a
+// GATEJIT_MMA_TUNING that does not parse is INVALID_ARGUMENT naming its key.
 StatusOr<CompiledKernel> compile(const Contract &c);
 
 // The IR of one stage, for kernel engineers (gatejit ir).
 StatusOr<std::string> emit_stage(const Contract &c, Stage stage);
 
 // Identifies everything that decides the generated code besides the
-// contract: generator version, template sources, LLVM version, options.
+// contract: generator version, template sources, LLVM version, options,
+// and the GATEJIT_MMA_TUNING override (its canonical text).
 std::string fingerprint();
 
 }  // namespace gatejit::compiler
