@@ -53,9 +53,9 @@ void check_integers_past_int64(std::string_view text, const gatejit::StatusOr<ga
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace gatejit;
-  const std::string_view text(reinterpret_cast<const char *>(data), size);
-  auto parsed = contract_from_json_text(text);
-  check_integers_past_int64(text, parsed);
+  const std::string_view input(reinterpret_cast<const char *>(data), size);
+  auto parsed = contract_from_json_text(input);
+  check_integers_past_int64(input, parsed);
   if (!parsed.ok()) {
     const std::string &m = parsed.status().message();
     check(!m.empty(), "a parse error without a message");

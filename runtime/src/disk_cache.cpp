@@ -737,6 +737,24 @@ StatusOr<std::vector<CacheEntryInfo>> DiskCache::list() const {
   return out;
 }
 
+// Reports `problem` and, unless the cache is read-only, removes <v1>/<rel>
+// (unlinkat with `flags`), saying which happened.
+void DiskCache::report_and_remove(VerifyReport &report, const std::string &problem, int v1, const std::string &rel,
+                                  int flags, const char *removed) const {
+  std::string line = problem;
+  if (options_.read_only) {
+    line += " (read-only cache: not removed)";
+    ++report.unrepaired;
+  } else if (::unlinkat(v1, rel.c_str(), flags) == 0 || errno == ENOENT) {
+    line += std::string(" (") + removed + ")";
+    ++report.removed;
+  } else {
+    line += " (cannot remove: " + errno_text(errno) + ")";
+    ++report.unrepaired;
+  }
+  report.problems.push_back(std::move(line));
+}
+
 // The cache's own files besides entries (the counters, the toolchain record,
 // lock files), as paths relative to v1: each must be a regular file or
 // absent. Lock files are listed where the locks folder can be read.
@@ -767,21 +785,12 @@ StatusOr<VerifyReport> DiskCache::verify() {
   // What verify would not look into is a problem too: an empty report from a
   // cache whose shards are links would read as "all good".
   for (const RefusedShard &r : refused) {
-    std::string line = r.problem;
-    if (!r.removable) {
-      line += " (not repaired)";
-      ++report.unrepaired;
-    } else if (options_.read_only) {
-      line += " (read-only cache: not removed)";
-      ++report.unrepaired;
-    } else if (::unlinkat(v1, r.name.c_str(), 0) == 0 || errno == ENOENT) {
-      line += " (removed; what it pointed to is untouched)";
-      ++report.removed;
+    if (r.removable) {
+      report_and_remove(report, r.problem, v1, r.name, 0, "removed; what it pointed to is untouched");
     } else {
-      line += " (cannot remove: " + errno_text(errno) + ")";
+      report.problems.push_back(r.problem + " (not repaired)");
       ++report.unrepaired;
     }
-    report.problems.push_back(std::move(line));
   }
   for (const auto &e : scanned) {
     if (e.key.empty()) {
@@ -828,20 +837,10 @@ StatusOr<VerifyReport> DiskCache::verify() {
   for (const std::string &rel : own_files()) {
     struct stat st;
     if (v1 < 0 || ::fstatat(v1, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISREG(st.st_mode)) continue;
-    std::string line = options_.dir + "/" + kLayout + "/" + rel + ": is " + file_type_name(st.st_mode) +
-                       ", not a regular file";
-    if (options_.read_only) {
-      line += " (read-only cache: not removed)";
-      ++report.unrepaired;
-    } else if (S_ISDIR(st.st_mode) ? ::unlinkat(v1, rel.c_str(), AT_REMOVEDIR) == 0
-                                   : ::unlinkat(v1, rel.c_str(), 0) == 0 || errno == ENOENT) {
-      line += " (removed)";
-      ++report.removed;
-    } else {
-      line += " (cannot remove: " + errno_text(errno) + ")";
-      ++report.unrepaired;
-    }
-    report.problems.push_back(std::move(line));
+    report_and_remove(report,
+                      options_.dir + "/" + kLayout + "/" + rel + ": is " + file_type_name(st.st_mode) +
+                          ", not a regular file",
+                      v1, rel, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0, "removed");
   }
   record(delta);
   return report;

@@ -182,6 +182,8 @@ class DiskCache {
   // are added to *refused where given.
   std::vector<Scanned> scan(std::vector<RefusedShard> *refused = nullptr) const;
   std::vector<std::string> own_files() const;
+  void report_and_remove(VerifyReport &report, const std::string &problem, int v1, const std::string &rel, int flags,
+                         const char *removed) const;
   // Fills `info` for a scanned entry (`st`: what was opened); false when it
   // has vanished since the scan.
   bool check_entry(const Scanned &e, CacheEntryInfo &info, struct stat &st) const;

@@ -101,15 +101,15 @@ StatusOr<JitHook> load_jit_library(const std::string &path) {
   // dlopen reads whatever the path names: a FIFO would block it forever, a
   // device would feed it without end. Only a regular file (links followed)
   // goes on to dlopen.
+  const std::string cannot = escape_input(path) + ": cannot load the JIT library: ";
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     const int e = errno;
-    if (e == ENOENT) return not_found(escape_input(path) + ": no such file");
-    return io_error(escape_input(path) + ": cannot look at it: " + std::strerror(e));
+    if (e == ENOENT) return not_found(cannot + "no such file");
+    return io_error(cannot + std::strerror(e));
   }
   if (!S_ISREG(st.st_mode))
-    return invalid_argument(escape_input(path) + ": is " + file_type_name(st.st_mode) +
-                            ", not a regular file; refusing to load it as the JIT library");
+    return invalid_argument(cannot + "it is " + file_type_name(st.st_mode) + ", not a regular file");
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = ::dlerror();

@@ -153,7 +153,9 @@ TEST(TemplateInstantiate, EveryPlanOfTheInvariantGrid) {
     else setenv("GATEJIT_MMA_TUNING", g.tuning.c_str(), 1);
     auto normal = normalize(g.contract);
     ASSERT_TRUE(normal.ok()) << normal.status().message();
-    auto plan = plan_kernel(*normal, TuningOverride::from_env());
+    auto tuning = TuningOverride::from_env();
+    ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+    auto plan = plan_kernel(*normal, *tuning);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     auto text = instantiate(*plan);
     EXPECT_TRUE(text.ok()) << text.status().message();
