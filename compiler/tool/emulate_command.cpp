@@ -20,6 +20,7 @@
 #include "gatejit/template_choice.h"
 #include "input_echo.h"
 #include "input_limits.h"
+#include "plan/form_choice.h"
 
 namespace gatejit::tool {
 namespace {
@@ -70,9 +71,9 @@ StatusOr<KernelBinary> kernel_from_files(const EmulateArgs &a, const Contract &c
     if (key.empty()) {  // the entry the runtime would take for the contract
       auto normalized = normalize(contract);
       if (!normalized.ok()) return normalized.status();
-      auto choice = choose_template(*normalized);
+      auto choice = compiler::choose_template(*normalized);
       if (!choice.ok()) return choice.status();
-      key = contract_key(choice->contract);
+      key = contract_key(compiler::keyed_contract(*normalized, *choice));
     }
     auto kb = (*bundle)->find(key);
     if (!kb.ok()) return Status(kb.status().code(), "--bundle " + escape_input(a.bundle) + ": " + kb.status().message());

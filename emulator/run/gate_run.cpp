@@ -86,11 +86,11 @@ std::string kernel_form(const KernelBinary &kb) {
 StatusOr<KernelBinary> compile_cached(const Contract &contract) {
   auto normalized = normalize(contract);
   if (!normalized.ok()) return normalized.status();
-  // What the resolver would compile for it: the template chosen (the binary's
-  // key names it), the shape-free contract for the generic one.
-  auto choice = choose_template(*normalized);
-  if (!choice.ok()) return choice.status();
-  auto chosen = normalize(choice->contract);
+  // What the resolver would compile for it: the contract as asked (the
+  // compiler picks the form), the shape-free contract for the generic one.
+  auto kind = compiler::planned_template(*normalized);
+  if (!kind.ok()) return kind.status();
+  auto chosen = normalize(*kind == TemplateKind::kGeneric ? generic_contract_for(*normalized) : *normalized);
   if (!chosen.ok()) return chosen.status();
   const Contract &c = *chosen;
   auto compile = [&]() -> StatusOr<KernelBinary> {
