@@ -230,6 +230,11 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
       if (kb.ok()) used = *kb;
       return kb;
     };
+    hook.form = [](const Contract &call) -> StatusOr<std::string> {
+      auto kind = compiler::planned_template(call);
+      if (!kind.ok()) return kind.status();
+      return std::string(template_name(*kind));
+    };
     GATEJIT_RETURN_IF_ERROR(runtime_set_jit(rt, std::move(hook)));
     gatejit_gate_args_t args = GATEJIT_GATE_ARGS_INIT;
     args.hidden = {p.d_hidden.data(), c_dtype(dt), M, c.k, ldh};
