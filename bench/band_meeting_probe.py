@@ -28,11 +28,9 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from graph_timing import GraphTimer  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from gatejit.graph_timing import MIN_SETS, ROTATE_BYTES, GraphTimer  # noqa: E402
 
-ROTATE_BYTES = 256 << 20
-MIN_SETS = 4
 MODES = ("read", "arrive", "meet")
 # (int32 elements a load block, blocks a program, warps): read_floor.py's fastest shapes
 SHAPES = ((2048, 4, 8), (4096, 2, 8), (4096, 4, 8))

@@ -3,7 +3,7 @@ columns of attn * sigmoid(hidden @ W.T), with its fp32 scales [M, N / 128],
 hidden/attn bf16, W bf16 or e4m3 (block128 scales), N = 1536, K = 7168.
 
 Per M it times, with gpu_bench's method (CUDA graphs, rotating tensor sets so
-that the weights come from HBM; bench/graph_timing.py):
+that the weights come from HBM; gatejit/graph_timing.py):
 
   gatejit fp8 out   gatejit.gate_epilogue(h, w, a, out=q, out_scale=s)
   gatejit bf16 out  the same call with a bf16 out (the same kernel but for the
@@ -31,12 +31,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 sys.path.insert(0, str(REPO / "python" / "tests"))
-from graph_timing import GraphTimer  # noqa: E402
+from gatejit.graph_timing import MIN_SETS, ROTATE_BYTES, GraphTimer  # noqa: E402
 
-ROTATE_BYTES = 256 << 20
-MIN_SETS = 4
 TARGETS = {"fp8_out_over_bf16_out_max": 1.05, "torch_over_fp8_out_min": 2.0}
 
 

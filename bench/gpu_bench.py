@@ -64,13 +64,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from graph_timing import TARGET_REPLAY_US, GraphTimer  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from gatejit.graph_timing import TARGET_REPLAY_US, MIN_SETS, ROTATE_BYTES, GraphTimer  # noqa: E402
 from read_floor import read_floor  # noqa: E402
 import fp8_bench  # noqa: E402
 K_SEED = 7168
-ROTATE_BYTES = 256 * 2**20  # the weights of one graph span at least this much
-MIN_SETS = 4
 
 
 def configs(quick: bool):

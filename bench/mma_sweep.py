@@ -2,7 +2,7 @@
 """Side-by-side variants of one template on one GPU: the same contracts
 compiled with different tuning overrides (GATEJIT_MMA_TUNING) or by different
 compiler versions (a bundle made before a change), one bundle per variant (made
-by scripts/prepare_device.sh), timed with gpu_bench.py's method (graph_timing.py:
+by scripts/prepare_device.sh), timed with gpu_bench.py's method (gatejit/graph_timing.py:
 CUDA-graph replays over rotating tensor sets past the L2), in one process and one
 run, next to the practical read floor of the same bytes (bench/read_floor.py).
 Every variant's result is checked first, except those named probe*: kernels built
@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from graph_timing import GraphTimer  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from gatejit.graph_timing import GraphTimer  # noqa: E402
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """The practical read floor: the fastest plain streaming-read kernel over a
 given number of bytes, in the same CUDA graphs and rotation as the kernels it
-is compared with (bench/graph_timing.py). A Triton kernel reads the bytes as
+is compared with (python/gatejit/graph_timing.py). A Triton kernel reads the bytes as
 16-byte vectors and writes one int32 per program (so nothing is elided);
 several block shapes are timed and the fastest is the floor.
 """

@@ -20,8 +20,8 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from graph_timing import GraphTimer  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from gatejit.graph_timing import GraphTimer  # noqa: E402
 from read_floor import SHAPES, stream_read_launcher  # noqa: E402
 
 

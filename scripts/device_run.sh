@@ -3,7 +3,8 @@
 # from source, runs the GPU suite (also under compute-sanitizer), the Python
 # binding tests, the comparison with PyTorch and the benchmark, and leaves
 # every log under $OUT. Kernels come from .device/kernels.gjb, made here by
-# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|gpu|python|bench|sweep|jit|all]
+# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|gpu|python|bench|sweep|jit|serving|all]
+# (several joined by commas, e.g. gpu,serving; SANITIZERS=0 leaves compute-sanitizer out of "gpu").
 # "bench" also runs bench/target_probe.py (the facts the performance model's
 # sm_90 row takes from a measurement).
 # "jit": the runtime JIT end to end, no bundle: .device/libgatejit_jit.so.xz
@@ -12,6 +13,11 @@
 # disk cache, then both run again in fresh processes from the warm cache (which
 # must compile nothing), then bench/jit_latency.py times cold and warm first
 # calls next to Triton's.
+# "serving": background JIT and measured routing (scripts/device_serving.sh):
+# the JIT library with the shipped generic bundle beside it serves first calls
+# at once (python/tests/test_background_jit.py, bench/serving_latency.py), and
+# the MLA block with measured routing against the block without it
+# (bench/routing_bench.py).
 # "python" (also part of tests and all): `pip install .` into a fresh venv,
 # then the Python suites (binding, torch ops, vLLM adapter, package) against
 # the installed package, the adapter test once more without its callback
@@ -19,6 +25,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT=${1:-all}
+has() { [[ ",$WHAT," == *",$1,"* ]]; }
 OUT=${OUT:-/tmp/gatejit-out}
 mkdir -p "$OUT"
 BUILD=build-device
@@ -50,10 +57,10 @@ python_suites() {
   # From /tmp: `python -m pytest` puts the working folder on sys.path, and python/ would shadow the install.
   local t=$repo/python/tests
   (cd /tmp && env -u GATEJIT_LIBRARY GATEJIT_TEST_INSTALLED=1 GATEJIT_EXTRA_INCLUDE_DIR=$repo/.device/include \
-    timeout 270 $py -m pytest -v -rsP -p no:cacheprovider --timeout 200 $t/test_ops.py $t/test_vllm_adapter.py \
-    $t/test_package.py $t/test_binding.py > "$OUT/pytest_python.log" 2>&1) || status=1
+    timeout 330 $py -m pytest -v -rsP -p no:cacheprovider --timeout 200 $t/test_ops.py $t/test_vllm_adapter.py \
+    $t/test_routing.py $t/test_package.py $t/test_binding.py > "$OUT/pytest_python.log" 2>&1) || status=1
   # Each op, adapter and package test by name; the binding tests by count.
-  grep -oE "test_(ops|vllm_adapter|package)\.py::[^ ]+ (PASSED|FAILED|SKIPPED|ERROR)" "$OUT/pytest_python.log"
+  grep -oE "test_(ops|vllm_adapter|routing|package)\.py::[^ ]+ (PASSED|FAILED|SKIPPED|ERROR)" "$OUT/pytest_python.log"
   grep -E "test_binding.py::.* (FAILED|ERROR)|^E |replayed gatejit|bit-identical|^gatejit from|passed|failed" \
     "$OUT/pytest_python.log" | tail -40
   echo "test_binding.py: $(grep -cE "test_binding.py::.* PASSED" "$OUT/pytest_python.log") passed"
@@ -83,13 +90,13 @@ cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DGATEJIT_BUILD_COMPILE
   -DGATEJIT_EXTRA_INCLUDE_DIR=$PWD/.device/include -DGATEJIT_GTEST_SOURCE_DIR=$PWD/.device/googletest \
   > "$OUT/build.log" 2>&1 && ninja -C $BUILD >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 
-if [ "$WHAT" = jit ]; then
+if has jit; then
   scripts/device_jit.sh "$OUT" "$BUILD" || status=1
 fi
 
 # "gpu": the GPU suite, the runtime suite, the sanitizers and the example,
 # without the Python suites (together they outgrew one 600 s device call).
-if [ "$WHAT" = tests ] || [ "$WHAT" = all ] || [ "$WHAT" = gpu ]; then
+if has tests || has all || has gpu; then
   step "GPU suite"
   # GPU_FILTER (a gtest filter) narrows the suite, e.g. to '*Fp8*'.
   ./$BUILD/tests/gpu_tests --gtest_filter="${GPU_FILTER:-*}" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[ *(PASSED|FAILED|SKIPPED) |^\[==========\]|summary|wrong-variant|Failure|error" | head -60
@@ -106,7 +113,7 @@ if [ "$WHAT" = tests ] || [ "$WHAT" = all ] || [ "$WHAT" = gpu ]; then
   tail -3 "$OUT/runtime_tests.log"
   step "compute-sanitizer memcheck + racecheck"
   # The whole suite, every generated kernel; SANITIZER_FILTER narrows it.
-  for tool in memcheck racecheck; do
+  for tool in $([ "${SANITIZERS:-1}" = 1 ] && echo memcheck racecheck); do
     timeout ${SANITIZER_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 3 ./$BUILD/tests/gpu_tests \
       --gtest_filter="${SANITIZER_FILTER:-*}" > "$OUT/sanitizer_$tool.log" 2>&1
     rc=$?
@@ -116,12 +123,15 @@ if [ "$WHAT" = tests ] || [ "$WHAT" = all ] || [ "$WHAT" = gpu ]; then
   step "example: bundle_launch (JIT disabled, kernels from the bundle)"
   for m in 1 4 16; do ./$BUILD/examples/bundle_launch "$BUNDLE" $m 2>&1 | tee -a "$OUT/bundle_launch.log" || status=1; done
 fi
-if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
+if has serving; then
+  scripts/device_serving.sh "$OUT" "$BUILD" || status=1
+fi
+if has tests || has all; then
   python_suites
   step "gatejit vs PyTorch's unfused expression"
   python3 python/tests/compare_torch.py --out "$OUT/compare_torch.json" 2>&1 | tee "$OUT/compare_torch.log" | tail -12
 fi
-if [ "$WHAT" = sweep ]; then
+if has sweep; then
   step "mma tuning sweep"
   args=(--bundle "default=$BUNDLE")
   for b in .device/sweep-*.gjb; do [ -e "$b" ] && args+=(--bundle "$(basename "$b" .gjb | sed 's/^sweep-//')=$PWD/$b"); done
@@ -129,7 +139,7 @@ if [ "$WHAT" = sweep ]; then
   # SWEEP_ARGS adds options (fp8: "--fp8 block128 --template gemv").
   python3 bench/mma_sweep.py "${args[@]}" ${SWEEP_M:+--m $SWEEP_M} ${SWEEP_ARGS:-} --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log"
 fi
-if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
+if has bench || has all; then
   step "target probe (the target table's sm_90 facts, measured: read bandwidth, latencies, launch)"
   python3 bench/target_probe.py --out "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" | tail -12
   step "benchmark"

@@ -7,6 +7,7 @@
 #   kernels.gjb   every kernel the GPU suite, the binding tests and the
 #                 benchmark need, precompiled for sm_90 (skipped with NO_BUNDLE=1:
 #                 `device_run.sh jit` compiles them there instead)
+#   gatejit-generic.gjb  the shipped generic bundle (when $BUILD has it)
 #   libgatejit_jit.so.xz  the JIT library (xz: it travels in the 64 MiB the
 #                 device tool carries), when $BUILD has it (ninja gatejit_jit)
 set -euo pipefail
@@ -26,6 +27,9 @@ if [ "${NO_BUNDLE:-0}" != 1 ]; then
     -o .device/gfx950-plan.gjb > /dev/null
   "$GATEJIT" inspect .device/kernels.gjb | tail -1
 fi
+# The shipped generic bundle: the package built there takes it, and the JIT
+# library finds it beside itself (scripts/device_serving.sh).
+[ -f "$BUILD/runtime/gatejit-generic.gjb" ] && cp "$BUILD/runtime/gatejit-generic.gjb" .device/
 JIT_LIBRARY=$(find "$BUILD" -maxdepth 2 -name 'libgatejit_jit.so.0' | head -1)
 if [ -n "$JIT_LIBRARY" ]; then
   xz -T0 -6 -c "$JIT_LIBRARY" > .device/libgatejit_jit.so.xz

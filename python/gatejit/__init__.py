@@ -183,6 +183,9 @@ class Runtime:
                                                   ctypes.byref(handle))
         _capi.check(status, "gatejit_runtime_create")
         self._handle = handle.value
+        # The mode asked for ("background": a first call launches at once; see _launch). Where
+        # GATEJIT_DISABLE_JIT turns the JIT off anyway, launching at once only resolves there instead.
+        self.jit_mode = "off" if disable_jit else jit if jit is not None else os.environ.get("GATEJIT_JIT") or "sync"
         self.jit_attached = False
         attach = getattr(self._lib, "gatejit_runtime_attach_jit", None)
         if attach is not None:

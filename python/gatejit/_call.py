@@ -345,3 +345,11 @@ def contract_key(args: _capi.GateArgs) -> tuple:
     return (part(args.hidden), part(args.weight), part(args.attn), part(args.out),
             args.act, args.rounding, args.device_kind, args.device_ordinal, part(args.weight_scale),
             part(args.out_scale))
+
+
+def route_key(args: _capi.GateArgs) -> tuple:
+    """What a measured routing decision is keyed on (gatejit.routing): the
+    sizes, dtypes, act, rounding and device; layouts and alignment aside, the
+    replaced expression serves every layout of them."""
+    return (args.attn.rows, args.weight.rows, args.weight.cols, args.hidden.dtype, args.weight.dtype,
+            args.out.dtype, args.act, args.rounding, args.device_kind, args.device_ordinal)

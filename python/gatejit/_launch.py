@@ -9,6 +9,14 @@ allocation, no synchronisation. Entries are per thread (each thread writes
 its own descriptors), keyed on everything that was validated: shapes,
 strides, dtypes, devices, act, rounding and the pointers' alignment.
 
+Measured routing (:mod:`gatejit.routing`): a contract whose measured
+decision is the replaced expression keeps that expression in its entry, and
+a call runs it instead of the kernel (and is not counted as a launch).
+
+Background JIT (``jit="background"``): an eager first call is not
+prepared first; its launch resolves it, served at once by the best kernel
+already loadable while the specialised one compiles.
+
 CUDA graphs: a contract resolved here (by a call, :meth:`Launcher.prepare` or
 ``gatejit.prepare_for``) is remembered; a call whose contract was never
 resolved in this process raises :class:`GatejitError` when it comes inside a
@@ -22,7 +30,7 @@ import threading
 from typing import List
 
 from . import _capi
-from ._call import _ALIGN_MASK, _Call, _torch, contract_key, run_on_device
+from ._call import _ALIGN_MASK, _Call, _torch, contract_key, route_key, run_on_device
 from ._capi import GatejitArgumentError, GatejitError
 
 # Byte offsets of the fields written per call (see _capi.check_layout).
@@ -35,10 +43,12 @@ class _Entry:
     """The prebuilt descriptors of one layout and views of the fields written per call."""
 
     __slots__ = ("args", "ref", "hidden", "weight", "attn", "out", "stream", "scale", "out_scale", "device", "empty",
-                 "alias_check")
+                 "alias_check", "replaced", "unresolved_key")
 
-    def __init__(self, call: _Call, alias_check: bool):
+    def __init__(self, call: _Call, alias_check: bool, replaced=None, unresolved_key=None):
         self.empty = call.empty
+        self.replaced = replaced  # the replaced expression where a measured decision chose it
+        self.unresolved_key = unresolved_key  # background JIT: resolved by the first launch, not before it
         self.alias_check = alias_check
         self.device = call.device.index if call.device.index is not None else _torch().cuda.current_device()
         if call.empty:
@@ -85,6 +95,10 @@ class Launcher:
         self._prepared = set()
         self._prepared_lock = threading.Lock()
         self._raw_stream = None
+        self._routes = {}  # route_key -> (RouteDecision, the replaced expression or None)
+        # Background JIT: an eager first call launches at once (the runtime serves what it has while
+        # the specialised kernel compiles) instead of waiting in gatejit_prepare.
+        self._serve_at_once = runtime.jit_mode == "background"
 
     # -- bookkeeping -------------------------------------------------------------
 
@@ -120,6 +134,25 @@ class Launcher:
         _capi.check(run_on_device(self._lib.gatejit_prepare, self._runtime.handle, args), what)
         with self._prepared_lock:
             self._prepared.add(key)
+
+    # -- measured routing ---------------------------------------------------------------
+
+    def set_route(self, args: _capi.GateArgs, decision, replaced=None) -> None:
+        """Records a measured decision for the contract of `args` (None forgets it); `replaced`
+        is the expression calls run where the decision is not gatejit. Built entries are
+        dropped so that the next call of every layout sees it."""
+        with self._states_lock:
+            if decision is None:
+                self._routes.pop(route_key(args), None)
+            else:
+                self._routes[route_key(args)] = (decision, None if decision.takes_gatejit else replaced)
+            for state in self._states:
+                state.entries.clear()
+
+    def route(self, args: _capi.GateArgs):
+        """The measured decision for the contract of `args`, or None."""
+        found = self._routes.get(route_key(args))
+        return found[0] if found else None
 
     # -- launching -------------------------------------------------------------------
 
@@ -158,6 +191,9 @@ class Launcher:
             entry = self._first_call(state, key, hidden, weight, attn, out, act, rounding, weight_scale, out_scale)
         if entry.empty:
             return
+        if entry.replaced is not None:
+            entry.replaced(hidden, weight, attn, out)
+            return
         if entry.alias_check and ap == op:
             raise GatejitArgumentError(
                 "out", "out shares attn's memory with different strides: pass out=attn itself, or a separate tensor")
@@ -174,6 +210,10 @@ class Launcher:
         if status:
             _capi.check(status, "gate_epilogue")
         state.launches += 1
+        if entry.unresolved_key is not None:  # resolved by this launch: a later capture may use it
+            with self._prepared_lock:
+                self._prepared.add(entry.unresolved_key)
+            entry.unresolved_key = None
 
     def _first_call(self, state: _ThreadState, key, hidden, weight, attn, out, act, rounding, weight_scale,
                     out_scale=None) -> _Entry:
@@ -183,9 +223,14 @@ class Launcher:
             raise GatejitError("gate_epilogue: could not describe the arguments", _capi.INVALID_ARGUMENT)
         if self._raw_stream is None:
             self._raw_stream = _raw_stream_function()
-        entry = _Entry(call, alias_check=tuple(attn.stride()) != tuple(out.stride()))
+        route = self._routes.get(route_key(call.args)) if self._routes and not call.empty else None
+        entry = _Entry(call, alias_check=tuple(attn.stride()) != tuple(out.stride()),
+                       replaced=route[1] if route else None)
         if not call.empty:
-            self.prepare_args(call.args, "gate_epilogue")
+            if self._serve_at_once and not _torch().cuda.is_current_stream_capturing():
+                entry.unresolved_key = contract_key(call.args)
+            else:
+                self.prepare_args(call.args, "gate_epilogue")
         if len(state.entries) >= _MAX_ENTRIES:
             state.entries.clear()
         state.entries[key] = entry

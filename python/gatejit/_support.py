@@ -234,7 +234,7 @@ def supports_contract(contract: Union[str, Mapping[str, Any]], *, runtime=None) 
 
 def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = "sigmoid",
                 rounding: str = "boundary", *, device: Any = None, runtime=None, weight_dtype: Any = None,
-                weight_scale: Any = None, out_dtype: Any = None) -> Dict[int, str]:
+                weight_scale: Any = None, out_dtype: Any = None, measure: bool = False) -> Dict[int, str]:
     """Resolves and loads (or JIT-compiles) the kernel of every M in `m_values`
     for packed tensors ([M, k] hidden, [n, k] weight, [M, n] attn and out,
     freshly allocated or at least 16-byte aligned) on `device`, on its current
@@ -251,6 +251,13 @@ def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = 
     (sm_90, M > 16) keep one module instance per stream, loaded by the
     first call on that stream. Returns {M: explanation} (which kernel serves
     each M). Raises GatejitError naming the M no kernel can serve.
+
+    ``measure=True`` (plain weights and outs): for each M, also times the
+    kernel against torch's unfused ``attn * act(hidden @ weight.T)`` on this
+    device (CUDA graphs over rotating operands, :mod:`gatejit.routing`) and
+    keeps the faster: later calls of that contract on this runtime run the
+    unfused expression where it won. The explanation and ``explain`` name
+    the path and both times. Measure once per process, before capture.
     """
     rt = _runtime(runtime)
     if isinstance(m_values, int):
@@ -261,6 +268,8 @@ def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = 
         raise GatejitArgumentError("m_values", f"m_values = {m_values!r}: expected an iterable of ints >= 1") from None
     if not ms:
         raise GatejitArgumentError("m_values", "m_values is empty: name at least one batch size")
+    if measure:
+        _check_measurable(dtype, weight_dtype, weight_scale, out_dtype)
     explained: Dict[int, str] = {}
     for m in sorted(set(ms)):
         if m < 1:
@@ -272,6 +281,31 @@ def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = 
             if isinstance(e, GatejitArgumentError):
                 raise
             raise GatejitError(f"prepare_for: M = {m}: {e}", e.code) from None
+        if measure:
+            _measure_route(rt, args, m, n, k, act, rounding)
         explained[m] = rt._explain_args(args)
     return explained
+
+
+def _check_measurable(dtype: Any, weight_dtype: Any, weight_scale: Any, out_dtype: Any) -> None:
+    code = _dtype_code(dtype)
+    if _weight_code(weight_dtype, code) != code or weight_scale is not None or _is_fp8_out(out_dtype, code):
+        raise GatejitArgumentError(
+            "measure", "measure=True times the kernel against torch's unfused expression, which exists for "
+            "plain bf16/f16/f32 weights and outs only; an fp8 weight's or out's replaced path is the engine's "
+            "own (gatejit.integrations.vllm.GatejitOutputGate(measure=True) times that)")
+
+
+def _measure_route(rt, args: _capi.GateArgs, m: int, n: int, k: int, act: str, rounding: str) -> None:
+    """Times this contract's kernel against the unfused expression and records the faster for later calls."""
+    from ._call import _dtype_codes
+    from .routing import measure_against_torch, unfused_expression
+    torch = _torch()
+    dtype = {code: t for t, code in _dtype_codes().items()}[args.hidden.dtype]
+    device = torch.device("cuda", args.device_ordinal)
+    launcher = rt._launcher
+    launcher.set_route(args, None)  # measure the kernel itself, whatever was decided before
+    decision = measure_against_torch(
+        lambda h, w, a, o: launcher.launch(h, w, a, o, act, rounding), m, n, k, dtype, act, device)
+    launcher.set_route(args, decision, unfused_expression(act))
 

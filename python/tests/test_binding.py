@@ -383,7 +383,7 @@ def test_runtime_errors_reach_python(tmp_path, monkeypatch, gen):
 
     # A runtime with no bundle and no JIT cannot serve a call: the runtime's message comes through.
     monkeypatch.delenv("GATEJIT_BUNDLE_PATH", raising=False)
-    with gatejit.Runtime(disable_jit=True, disable_cache=True) as empty:
+    with gatejit.Runtime(disable_jit=True, disable_cache=True, shipped_bundle=False) as empty:
         hidden, weight, attn = make_inputs(gen, 1, 256, 512, torch.bfloat16)
         with pytest.raises(GatejitError, match="no kernel can serve") as info:
             gatejit.gate_epilogue(hidden, weight, attn, runtime=empty)

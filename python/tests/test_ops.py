@@ -537,7 +537,7 @@ def test_supports_answers_without_raising(gen, monkeypatch):
     assert gatejit.supports_contract("{not json") is False
     # A runtime with no kernel source serves nothing, and says so with False.
     monkeypatch.delenv("GATEJIT_BUNDLE_PATH", raising=False)
-    with gatejit.Runtime(disable_jit=True, disable_cache=True) as empty:
+    with gatejit.Runtime(disable_jit=True, disable_cache=True, shipped_bundle=False) as empty:
         assert gatejit.supports(hidden, weight, attn, runtime=empty) is False
         assert gatejit.supports_shape(4, N, K, torch.bfloat16, runtime=empty) is False
         assert gatejit.supports_contract(contract, runtime=empty) is False

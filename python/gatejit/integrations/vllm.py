@@ -33,6 +33,15 @@ scales float32 [T, N / 128]), from one gatejit kernel (docs/contract.md,
 "fp8 out"). Where that kernel does not serve, it quantises the gated values
 of ``__call__`` with the same arithmetic in torch.
 
+Measured routing (``measure=True``): ``prepare`` also times, for each
+capture size, the fused path against the fallback on this device (CUDA
+graphs over rotating copies of the projection, :mod:`gatejit.routing`) and
+keeps the faster per size; a size never measured follows the smallest
+measured size above it (else the largest). The decisions, with both times,
+are on the projection (attribute ``gatejit_routes``) and in
+:meth:`GatejitOutputGate.decision_record`. Layers of one shape are measured
+once per adapter.
+
 Decide and warm up at model load, eagerly, before ``torch.compile`` traces
 the model and before CUDA graph capture::
 
@@ -52,18 +61,19 @@ device; anything else takes the existing expression.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+import copy
+from typing import Callable, Dict, Iterable, Optional
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .. import ops
+from .. import ops, routing
 from .._call import OUT_GROUP as _OUT_GROUP  # columns of an fp8 out that share a scale
 from .._support import prepare_for, supports_shape
 
 __all__ = ["GatejitOutputGate", "project", "quantise_per_token_group", "DECISION_ATTRIBUTE", "FP8_OUT_ATTRIBUTE",
-           "SCALE_ATTRIBUTE"]
+           "ROUTES_ATTRIBUTE", "SCALE_ATTRIBUTE"]
 
 #: The attribute ``prepare`` sets on a gate projection: True (fused) or False.
 DECISION_ATTRIBUTE = "gatejit_output_gate"
@@ -75,6 +85,8 @@ SCALE_ATTRIBUTE = "gatejit_fp8"
 #: The attribute ``prepare`` sets with ``fp8_out=True``: whether :meth:`quantised`
 #: takes gatejit's fp8-out kernel (True) or quantises in torch (False).
 FP8_OUT_ATTRIBUTE = "gatejit_output_gate_fp8_out"
+#: With ``measure=True``: {M: gatejit.routing.RouteDecision} for the capture sizes measured.
+ROUTES_ATTRIBUTE = "gatejit_routes"
 _EXPANDED_SCALE = "gatejit_weight_scale"
 _FP8 = getattr(torch, "float8_e4m3fn", None)
 # Batches up to this M take gatejit's fp8 kernel (the gemv or the mma). On
@@ -203,11 +215,13 @@ class GatejitOutputGate:
             module docstring); False keeps the existing expression for them.
         fp8_out: also prepare gatejit's fp8-out kernels for :meth:`quantised`
             (the gated values quantised per token group for an fp8 o_proj).
+        measure: time the fused path against the fallback for each capture
+            size at ``prepare`` and keep the faster per size (module docstring).
     """
 
     def __init__(self, capture_sizes: Iterable[int] = (1,), *, act: str = "sigmoid", rounding: str = "boundary",
                  in_place: bool = False, fallback: Optional[Callable[[Tensor, nn.Module, Tensor], Tensor]] = None,
-                 fp8_weights: bool = True, fp8_out: bool = False):
+                 fp8_weights: bool = True, fp8_out: bool = False, measure: bool = False):
         if act not in _ACTIVATIONS:
             raise ValueError(f"act = {act!r}: allowed are 'sigmoid', 'silu'")
         self.capture_sizes = sorted({int(m) for m in capture_sizes})
@@ -217,6 +231,8 @@ class GatejitOutputGate:
         self.fp8_weights = fp8_weights
         self.fp8_out = fp8_out
         self.fallback = fallback if fallback is not None else self._existing_expression
+        self.measure = measure
+        self._measured: Dict[tuple, routing.RouteDecision] = {}  # one measurement per layer shape and size
 
     def _existing_expression(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor) -> Tensor:
         return attn_output * _ACTIVATIONS[self.act](project(gate_proj, hidden_states))
@@ -261,6 +277,10 @@ class GatejitOutputGate:
         if not fused and hasattr(gate_proj, SCALE_ATTRIBUTE):
             delattr(gate_proj, SCALE_ATTRIBUTE)
         setattr(gate_proj, DECISION_ATTRIBUTE, fused)
+        if hasattr(gate_proj, ROUTES_ATTRIBUTE):
+            delattr(gate_proj, ROUTES_ATTRIBUTE)
+        if fused and self.measure:
+            setattr(gate_proj, ROUTES_ATTRIBUTE, self._measure_routes(gate_proj, taken))
         # The fp8 out: the same contracts with out quantised per token group.
         fp8_out = False
         if self.fp8_out and taken is not None and _FP8 is not None:
@@ -273,14 +293,71 @@ class GatejitOutputGate:
         setattr(gate_proj, FP8_OUT_ATTRIBUTE, fp8_out)
         return fused
 
-    def _fused_operands(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor):
+    def _measure_routes(self, gate_proj: nn.Module, taken) -> Dict[int, routing.RouteDecision]:
+        """{M: decision} for each prepared size: the fused path against the fallback, timed."""
+        sizes, n, k, dtype, device, wkw = taken
+        scale = wkw.get("weight_scale")
+        kind = (n, k, dtype, gate_proj.weight.dtype, None if scale is None else tuple(scale.shape), self.act,
+                self.rounding, self.fallback)
+        decisions = {}
+        copies = None
+        for m in sizes:
+            decision = self._measured.get((kind, m))
+            if decision is None:
+                if copies is None:  # rotating copies of the layer, so that each call reads its weight from HBM
+                    layer_bytes = sum(t.numel() * t.element_size() for t in (*gate_proj.parameters(),
+                                                                             *gate_proj.buffers()))
+                    copies = [gate_proj] + [copy.deepcopy(gate_proj) for _ in
+                                            range(routing.rotating_sets(layer_bytes) - 1)]
+                decision = self._time_size(copies, m, n, k, dtype, device)
+                self._measured[(kind, m)] = decision
+            decisions[m] = decision
+        return decisions
+
+    def _time_size(self, copies, m: int, n: int, k: int, dtype, device) -> routing.RouteDecision:
+        sets = len(copies)
+        gen = torch.Generator(device=device)
+        gen.manual_seed(m)
+        hidden = [torch.randn(m, k, generator=gen, device=device).to(dtype) for _ in range(sets)]
+        attn = [torch.randn(m, n, generator=gen, device=device).to(dtype) for _ in range(sets)]
+
+        def fused(i):
+            weight, scale = self._fused_operands(hidden[i], copies[i], attn[i], routed=False)
+            return ops.gate_epilogue(hidden[i], weight, attn[i], None, self.act, self.rounding, weight_scale=scale)
+        fused_us, fallback_us = routing.time_two_paths(
+            fused, lambda i: self.fallback(hidden[i], copies[i], attn[i]), sets, device)
+        return routing.decide(m, n, k, fused_us, fallback_us, "fallback", device)
+
+    @staticmethod
+    def decision_record(gate_proj: nn.Module) -> dict:
+        """What ``prepare`` decided for this projection: whether gatejit serves
+        it, its fp8 out, and with ``measure=True`` the path per measured size
+        with both times (µs per call)."""
+        routes = getattr(gate_proj, ROUTES_ATTRIBUTE, None) or {}
+        return {"fused": bool(getattr(gate_proj, DECISION_ATTRIBUTE, False)),
+                "fp8_out": bool(getattr(gate_proj, FP8_OUT_ATTRIBUTE, False)),
+                "routes": {m: d.as_dict() for m, d in sorted(routes.items())}}
+
+    @staticmethod
+    def _route_takes_gatejit(gate_proj: nn.Module, m) -> bool:
+        routes = getattr(gate_proj, ROUTES_ATTRIBUTE, None)
+        if not routes:
+            return True
+        paths = {d.takes_gatejit for d in routes.values()}
+        if len(paths) == 1:  # one path for every size: no branch on M (nothing to specialise when tracing)
+            return paths.pop()
+        return routing.covering(routes, int(m)).takes_gatejit
+
+    def _fused_operands(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor, routed: bool = True):
         """(weight [N, K], weight scales or None) where this call takes the
         fused path prepared for `gate_proj`; None where it takes the existing
-        expression."""
+        expression (`routed`: as the measured routes decide for its M)."""
         fused = getattr(gate_proj, DECISION_ATTRIBUTE, None)
         if fused is None:
             fused = False if torch.compiler.is_compiling() else self.prepare(gate_proj)
         if not fused:
+            return None
+        if routed and not self._route_takes_gatejit(gate_proj, hidden_states.shape[0]):
             return None
         weight = gate_proj.weight
         fp8 = getattr(gate_proj, SCALE_ATTRIBUTE, None)

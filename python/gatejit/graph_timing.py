@@ -12,6 +12,13 @@ import statistics
 
 TARGET_REPLAY_US = 300.0  # a replay should take at least this long (amortises launch)
 MAX_LOOPS = 64
+ROTATE_BYTES = 256 << 20  # the operands of one graph span at least this much (past any L2)
+MIN_SETS = 4
+
+
+def rotating_sets(bytes_per_set: int) -> int:
+    """How many operand sets one graph rotates over so that each call reads from HBM."""
+    return max(MIN_SETS, math.ceil(ROTATE_BYTES / max(1, bytes_per_set)))
 
 
 class GraphTimer:

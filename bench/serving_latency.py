@@ -1,0 +1,147 @@
+"""Background JIT on the GPU: what a call costs on the host while kernels compile.
+
+With the JIT library (``$GATEJIT_LIBRARY``, e.g. libgatejit_jit.so, with the
+shipped generic bundle beside it) and no other bundle:
+
+  background  a fresh process, GATEJIT_JIT=background, an EMPTY disk cache:
+              (1) the first call of an unseen contract, host time from the
+              call to its return (and to the end of a device sync, for
+              scale); (2) a stream of 1,000 calls over 50 distinct contracts
+              in a seeded random order, each call timed on the host; the
+              process then waits for every background compile to land
+              (filling the cache);
+  warm        a fresh process on that cache: the same stream.
+
+Reports p50/p99/max host µs per call of both streams and their p99 ratio,
+and how many calls of the background stream the generic kernel served.
+Measured numbers, one card; no assertion.
+
+    python3 bench/serving_latency.py [--json out.json] [--md out.md]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+N, K = 1536, 7168
+CALLS = 1000
+# 50 distinct contracts: 25 batch sizes x 2 activations (gemv, mma and tiled forms among them).
+SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160]
+ACTS = ["sigmoid", "silu"]
+
+
+def child(phase: str, out: Path) -> None:
+    sys.path.insert(0, str(REPO / "python"))
+    import torch
+    import gatejit
+    dev = torch.device("cuda")
+    torch.ones(1, device=dev).add_(1)  # CUDA context first
+    rt = gatejit.default_runtime()
+    contracts = [(m, act) for m in SIZES for act in ACTS]
+    weight = (torch.randn(N, K, device=dev) / K ** 0.5).to(torch.bfloat16)
+    tensors = {m: (torch.randn(m, K, device=dev).to(torch.bfloat16), torch.randn(m, N, device=dev).to(torch.bfloat16),
+                   torch.empty(m, N, device=dev, dtype=torch.bfloat16)) for m in SIZES}
+    result = {"phase": phase, "jit_mode": rt.jit_mode, "jit_attached": rt.jit_attached}
+
+    # (1) the first call of an unseen contract (not in the stream's 50)
+    first = torch.randn(9, K, device=dev).to(torch.bfloat16), torch.randn(9, N, device=dev).to(torch.bfloat16)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    gatejit.gate_epilogue(first[0], weight, first[1])
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    t2 = time.perf_counter()
+    result["first_call_host_ms"] = round((t1 - t0) * 1e3, 3)
+    result["first_call_to_sync_ms"] = round((t2 - t0) * 1e3, 3)
+    result["first_call_explain"] = gatejit.explain(first[0], weight, first[1])
+
+    # (2) the stream
+    order = [contracts[i % len(contracts)] for i in range(CALLS)]
+    random.Random(1234).shuffle(order)
+    times, generic = [], 0
+    for m, act in order:
+        h, a, o = tensors[m]
+        t0 = time.perf_counter()
+        gatejit.gate_epilogue(h, weight, a, out=o, act=act)
+        times.append((time.perf_counter() - t0) * 1e6)
+        generic += "generic" in gatejit.explain(h, weight, a, out=o, act=act)  # untimed: what serves it now
+    torch.cuda.synchronize()
+    result["stream_calls_served_generic"] = generic
+    # Which kernels served the last call of each contract (explain never compiles).
+    result["still_compiling_after_stream"] = sum(
+        "compiles in the background" in gatejit.explain(tensors[m][0], weight, tensors[m][1], act=act)
+        for m, act in contracts)
+    times.sort()
+    result["stream"] = {"calls": CALLS, "contracts": len(contracts), "p50_us": round(statistics.median(times), 2),
+                        "p99_us": round(times[int(0.99 * len(times)) - 1], 2), "max_us": round(times[-1], 2),
+                        "mean_us": round(statistics.fmean(times), 2)}
+    # Let every background compile land (and fill the cache for the warm phase).
+    deadline = time.time() + 180
+    pending = result["still_compiling_after_stream"]
+    while pending and time.time() < deadline:
+        time.sleep(0.5)
+        pending = sum("compiles in the background" in gatejit.explain(tensors[m][0], weight, tensors[m][1], act=act)
+                      for m, act in contracts)
+    result["still_compiling_at_exit"] = pending
+    out.write_text(json.dumps(result))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--child", choices=["background", "warm"])
+    p.add_argument("--out", type=Path)
+    p.add_argument("--json", type=Path)
+    p.add_argument("--md", type=Path)
+    args = p.parse_args()
+    if args.child:
+        child(args.child, args.out)
+        return 0
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if k not in ("GATEJIT_BUNDLE_PATH", "GATEJIT_DISABLE_JIT",
+                                                                 "GATEJIT_TEST_BUNDLE", "GATEJIT_TEMPLATE")}
+        env["GATEJIT_CACHE_DIR"] = str(Path(tmp) / "cache")
+        for phase, mode in (("background", "background"), ("warm", "sync")):
+            out = Path(tmp) / f"{phase}.json"
+            subprocess.run([sys.executable, __file__, "--child", phase, "--out", str(out)],
+                           env={**env, "GATEJIT_JIT": mode}, check=True, timeout=400)
+            results[phase] = json.loads(out.read_text())
+            r = results[phase]
+            print(f"{phase:10s} first call {r['first_call_host_ms']} ms host ({r['first_call_to_sync_ms']} ms to sync): "
+                  f"{r['first_call_explain']}")
+            print(f"{'':10s} stream {r['stream']}; served by the generic kernel: {r['stream_calls_served_generic']}; "
+                  f"still compiling after it: {r['still_compiling_after_stream']}, "
+                  f"at exit: {r['still_compiling_at_exit']}", flush=True)
+    import torch
+    results["card"] = torch.cuda.get_device_name(0)
+    results["date"] = datetime.date.today().isoformat()
+    results["p99_ratio_background_to_warm"] = round(
+        results["background"]["stream"]["p99_us"] / results["warm"]["stream"]["p99_us"], 3)
+    print(f"p99 background / warm: {results['p99_ratio_background_to_warm']} (target: at most 2); "
+          f"first call {results['background']['first_call_host_ms']} ms (target: at most 5)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    if args.md:
+        b, w = results["background"], results["warm"]
+        lines = [f"Background JIT, host time per call ({results['card']}, {results['date']}; measured)", "",
+                 "| phase | first unseen call (host) | stream p50 | stream p99 | stream max |", "|---|---|---|---|---|",
+                 f"| background, empty cache | {b['first_call_host_ms']} ms | {b['stream']['p50_us']} us | "
+                 f"{b['stream']['p99_us']} us | {b['stream']['max_us']} us |",
+                 f"| warm cache | {w['first_call_host_ms']} ms | {w['stream']['p50_us']} us | {w['stream']['p99_us']} us | "
+                 f"{w['stream']['max_us']} us |"]
+        args.md.write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
