@@ -18,7 +18,7 @@ CONTRACT = '{"m": 1, "n": 256, "k": 512, "dtype": "bf16", "target": "gfx950"}'
 @pytest.fixture
 def runtime(tmp_path):
     try:
-        rt = gatejit.Runtime(disable_jit=True, cache_dir=tmp_path / "cache")
+        rt = gatejit.Runtime(disable_jit=True, shipped_bundle=False, cache_dir=tmp_path / "cache")
     except gatejit.GatejitError as e:
         pytest.skip(f"no libgatejit.so to test the binding with: {e}")
     yield rt
