@@ -20,12 +20,12 @@ from gpu_prerequisites import require
 
 torch, gatejit = require("the measured routing tests")
 import torch.nn.functional as F  # noqa: E402
-from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from gatejit import routing  # noqa: E402
 from gatejit._support import packed_args  # noqa: E402
 from gatejit.integrations.vllm import ROUTES_ATTRIBUTE, GatejitOutputGate  # noqa: E402
 from gate_reference import assert_matches  # noqa: E402
+from graph_replay import replay_kernels  # noqa: E402
 from mla_module import TinyMLAAttention  # noqa: E402
 
 N, K = 1536, 7168
@@ -122,11 +122,6 @@ def test_measure_is_refused_for_fp8():
     assert info.value.argument == "measure" and "GatejitOutputGate(measure=True)" in str(info.value)
 
 
-def replay_kernels(graph):
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        graph.replay()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if str(e.device_type).endswith("CUDA")]
 
 
 def captured_block(block, tokens, gen):

@@ -40,6 +40,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 from gatejit.integrations.vllm import (DECISION_ATTRIBUTE, FP8_FUSED_MAX_M, FP8_OUT_ATTRIBUTE, SCALE_ATTRIBUTE,  # noqa: E402
                                        GatejitOutputGate, quantise_per_token_group)
 from gate_reference import FP8, FP8_MAX, assert_fp8_out_matches, assert_matches, dequantize, quantize_fp8  # noqa: E402
+from graph_replay import replay_kernels  # noqa: E402
 from mla_module import TinyMLAAttention  # noqa: E402
 
 DROP_CALLBACK = os.environ.get("GATEJIT_TEST_DROP_CALLBACK") == "1"
@@ -51,12 +52,6 @@ def rel_rmse(a, b) -> float:
     return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
 
 
-def replay_kernels(graph):
-    """Replays `graph` under the profiler; returns the GPU kernels it recorded."""
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        graph.replay()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if str(e.device_type).endswith("CUDA")]
 
 
 def capture(model, static_input, stream):
