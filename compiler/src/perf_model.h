@@ -2,7 +2,7 @@
 // predicted from the plan (grid, tiles, splits, stages), the code object
 // (loads in flight per wave from the replayed waits, round trips after the
 // main loop, registers and workgroup memory) and the target table, as a
-// range with the term that limits it. docs/gfx950-model.md describes it and
+// range with the term that limits it. research/gfx950-model.md describes it and
 // its calibration on the H200.
 //
 //   time = launch + latency x (1 + round trips after the loop)

@@ -19,7 +19,7 @@ struct ExplainArgs {
 };
 
 // What the performance model predicts for the kernel the compiler would
-// generate for the contract (docs/gfx950-model.md), and the gates it fails:
+// generate for the contract (research/gfx950-model.md), and the gates it fails:
 // the report's "model" with "failing_gates", or "error" when it cannot compile.
 nlohmann::json model_of(const Contract &c) {
   auto kernel = compiler::compile(c);

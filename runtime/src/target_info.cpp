@@ -10,7 +10,7 @@ namespace {
 
 constexpr int64_t KiB = 1024, MiB = 1024 * 1024;
 
-// Sources per figure: docs/gfx950-model.md ("The target table"). Rows in the
+// Sources per figure: research/gfx950-model.md ("The target table"). Rows in the
 // order of Target's enumerators.
 constexpr std::array<TargetInfo, 3> kTargets = {{
     {

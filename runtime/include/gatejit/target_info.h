@@ -1,6 +1,6 @@
 // One record per target: every hardware fact the planner, the runtime and the
 // performance model read (IREE's #iree_gpu.target in spirit). LLVM-free; the
-// figures and their sources are in docs/gfx950-model.md. A Target without a
+// figures and their sources are in research/gfx950-model.md. A Target without a
 // row here is a build mistake: target_info() aborts naming it rather than
 // letting it take another target's numbers.
 #pragma once
