@@ -34,6 +34,7 @@ Contract as_bucket(const Contract &c, TemplateKind kind, int64_t m_max) {
 struct Candidate {
   Contract contract;
   std::string detail;
+  std::string form = {};  // non-empty: only a kernel of this form serves
 };
 
 // The form a binary records ("template=mma" in its contract text), or "".
@@ -53,7 +54,9 @@ std::string specialised_label(const std::string &form, const std::string &detail
 // found by the contract as asked, whichever form the compiler picked, and
 // then by the same contract naming a template that can serve it (gemv
 // first): bundles that name the form in their keys (written while the
-// runtime decided it, or for a contract that asked for one). First the
+// runtime decided it, or for a contract that asked for one). A contract
+// that asks for a template is also served by the kernel of the same contract
+// left to the compiler where the compiler picked that template. First the
 // exact contract, then its dynamic-M buckets: the smallest that holds M;
 // above 16 the larger ones too (a kernel planned for more rows is still far
 // ahead of the generic one); a decode M the 16-bucket only.
@@ -67,6 +70,11 @@ std::vector<Candidate> specialised_candidates(const Contract &c) {
     Contract exact = c;
     exact.template_kind = kind;
     out.push_back({exact, ""});
+  }
+  if (c.template_kind == TemplateKind::kGemv || c.template_kind == TemplateKind::kMma) {
+    Contract left_to_compiler = c;
+    left_to_compiler.template_kind = TemplateKind::kAuto;
+    out.push_back({left_to_compiler, "", template_name(c.template_kind)});
   }
   for (TemplateKind kind : keys)
     for (int64_t b : kBuckets) {
@@ -127,7 +135,8 @@ DiskCache *Resolver::cache() {
   return cache_.get();
 }
 
-StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, const Describe &describe) {
+StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, const Describe &describe,
+                                      const std::string &form) {
   const std::string key = contract_key(candidate);
   // A miss names the template the key does, if any.
   const std::string what = describe(candidate.template_kind == TemplateKind::kAuto ? ""
@@ -141,6 +150,7 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
       // Checked even to explain: an entry that fails its checksum or does
       // not decode is never named as the one that would serve.
       auto kb = bundle->find(key);
+      if (kb.ok() && !form.empty() && form_of(*kb) != form) continue;  // another form than asked
       if (kb.ok()) {
         const std::string where =
             describe(form_of(*kb)) + " from " + bundle_origins_[i] + " " + escape_input(basename_of(bundle->path()));
@@ -166,7 +176,7 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
     }
     if (!fingerprint.empty()) {
       auto kb = dc->get(cache_key(key, fingerprint), key, fingerprint);
-      if (kb.ok()) {
+      if (kb.ok() && (form.empty() || form_of(*kb) == form)) {
         const std::string found = describe(form_of(*kb)) + source;
         return Resolution{std::move(*kb), found};
       }
@@ -273,7 +283,9 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
     const std::vector<Candidate> candidates = specialised_candidates(c);
     for (const Candidate &candidate : candidates) {
       const std::string detail = candidate.detail;
-      auto r = lookup(candidate.contract, mode, [&](const std::string &form) { return specialised_label(form, detail); });
+      auto r = lookup(
+          candidate.contract, mode, [&](const std::string &form) { return specialised_label(form, detail); },
+          candidate.form);
       if (r.ok()) return r;
       misses.push_back(r.status().message());
     }

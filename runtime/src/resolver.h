@@ -74,7 +74,9 @@ class Resolver {
   // What a kernel of the form ("gemv", "mma"; "" unknown) is called in
   // explanations ("specialised mma (dynamic-M bucket, m_max 64)").
   using Describe = std::function<std::string(const std::string &form)>;
-  StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const Describe &describe);
+  // `form` non-empty: a kernel of another form is passed over.
+  StatusOr<Resolution> lookup(const Contract &candidate, Mode mode, const Describe &describe,
+                              const std::string &form = "");
   StatusOr<Resolution> jit(const Contract &candidate, Mode mode, const Describe &describe);
   // Background mode's JIT step for `c`'s specialised candidate.
   StatusOr<Resolution> jit_in_background(const Contract &candidate, Mode mode, const Describe &describe,

@@ -133,6 +133,34 @@ TEST_F(ResolverTest, BundleServesTheSpecialisedKernel) {
   EXPECT_EQ(*r.explain(normalized(1)), "specialised gemv from bundle kernels.gjb");
 }
 
+// A contract that asks for a template is served by the kernel of the same
+// contract left to the compiler, when the compiler took that template (a
+// bundle built from auto contracts); a kernel of another form is not.
+TEST_F(ResolverTest, AnAskedTemplateIsServedByTheSameFormLeftToTheCompiler) {
+  Resolver r(options(/*disable_jit=*/true));
+  // M = 1 takes the gemv here, M = 2 the mma: both keyed as auto contracts.
+  ASSERT_TRUE(r.add_bundle(write_bundle("auto.gjb", {binary_for(normalized(1), "x", "auto_gemv"),
+                                                     binary_for(normalized(2), "x", "auto_mma"),
+                                                     binary_for(generic_contract_for(normalized(2)), "x", "generic")}))
+                  .ok());
+  auto asked = [](int64_t m, TemplateKind kind) {
+    Contract c = normalized(m);
+    c.template_kind = kind;
+    return c;
+  };
+  auto gemv = r.resolve(asked(1, TemplateKind::kGemv));
+  ASSERT_TRUE(gemv.ok()) << gemv.status().message();
+  EXPECT_EQ(gemv->binary.symbol, "gatejit_auto_gemv");
+  EXPECT_EQ(gemv->explanation, "specialised gemv from bundle auto.gjb");
+  auto mma = r.resolve(asked(2, TemplateKind::kMma));
+  ASSERT_TRUE(mma.ok()) << mma.status().message();
+  EXPECT_EQ(mma->binary.symbol, "gatejit_auto_mma");
+  // The gemv asked for at M = 2 is not the mma the compiler took there.
+  auto other = r.resolve(asked(2, TemplateKind::kGemv));
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_EQ(other->binary.symbol, "gatejit_generic") << other->explanation;
+}
+
 // The buckets: the smallest power of two from 16 to 4096 that holds M, then
 // (M > 16) the larger ones; whichever form the compiler gave the bucket (here
 // the mma's, as for the M = 2 it stands for), it serves every M it holds.
