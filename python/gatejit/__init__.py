@@ -332,7 +332,9 @@ class Runtime:
         """gatejit_explain on built descriptors (never compiles, never launches)."""
         text = ctypes.c_void_p()
         _capi.check(run_on_device(self._lib.gatejit_explain, self.handle, args, ctypes.byref(text)), "explain")
-        return _capi.take_string(text)
+        kernel = _capi.take_string(text)
+        route = self._launcher.route(args)
+        return f"{route.describe()}; gatejit's kernel: {kernel}" if route is not None else kernel
 
 
 # --- the default runtime and module-level functions --------------------------------
