@@ -21,6 +21,7 @@
 #include "gatejit/jit_hook.h"
 #include "gatejit/template_choice.h"
 #include "resolver.h"
+#include "support/scoped_env.h"
 
 namespace gatejit {
 namespace {
@@ -377,6 +378,10 @@ TEST(JitModeOption, BadValuesAreErrorsNamingTheirSource) {
 // explain tells the three modes apart; GATEJIT_JIT=off and disable_jit agree,
 // and the option wins over the variable.
 TEST(JitModeOption, TheModeComesFromTheOptionElseTheVariable) {
+  // Only GATEJIT_JIT varies: no bundle, no JIT switch from where the tests run.
+  ScopedEnv bundles("GATEJIT_BUNDLE_PATH"), disabled("GATEJIT_DISABLE_JIT");
+  bundles.unset();
+  disabled.unset();
   const char *contract = R"({"m": 1, "n": 1536, "k": 7168, "target": "sm_90"})";
   auto explain_with = [&](const char *env, gatejit_jit_mode_t mode) {
     if (env) setenv("GATEJIT_JIT", env, 1);

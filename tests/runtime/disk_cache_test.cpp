@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cache_toolchain.h"
+#include "support/scoped_env.h"
 #include "file_io.h"
 #include "gatejit/kernel_binary.h"
 #include "support/child_process.h"
@@ -174,25 +175,6 @@ bool drop_to_nobody() {
 }
 
 // Restores one environment variable when the test ends.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const char *name) : name_(name) {
-    if (const char *v = std::getenv(name)) old_ = v;
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  void set(const char *v) { ::setenv(name_, v, 1); }
-  void unset() { ::unsetenv(name_); }
-
- private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
-
 // ---- fixture -----------------------------------------------------------------
 
 class DiskCacheTest : public ::testing::Test {
