@@ -53,6 +53,7 @@ struct CudaApi {
   CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
                                      const unsigned *, const unsigned *, int, int, int, int);
   CUresult (*cuStreamIsCapturing)(CUstream, int *);  // CUDA 10+; looked up apart too
+  CUresult (*cuThreadExchangeStreamCaptureMode)(int *);  // CUDA 10.1+; looked up apart too
 };
 
 // The driver reads PTX as NUL-terminated text (a cubin ignores the extra byte).
@@ -126,6 +127,12 @@ class CudaBackend final : public DeviceBackend {
     int status = 0;
     GATEJIT_RETURN_IF_ERROR(check(api_.cuStreamIsCapturing(CUstream(stream), &status), "cuStreamIsCapturing"));
     return status != 0;
+  }
+
+  void relax_capture_mode_of_this_thread() override {
+    if (!available().ok() || !api_.cuThreadExchangeStreamCaptureMode) return;
+    int mode = 2;  // CU_STREAM_CAPTURE_MODE_RELAXED
+    (void)api_.cuThreadExchangeStreamCaptureMode(&mode);  // a driver that refuses keeps the default mode
   }
 
   // What the driver's PTX compiler makes depends on the driver and the device.
@@ -245,6 +252,8 @@ class CudaBackend final : public DeviceBackend {
         dlsym(handle_, "cuTensorMapEncodeTiled"));
     api_.cuStreamIsCapturing = reinterpret_cast<decltype(api_.cuStreamIsCapturing)>(
         dlsym(handle_, "cuStreamIsCapturing"));
+    api_.cuThreadExchangeStreamCaptureMode = reinterpret_cast<decltype(api_.cuThreadExchangeStreamCaptureMode)>(
+        dlsym(handle_, "cuThreadExchangeStreamCaptureMode"));
     return check(api_.cuInit(0), "cuInit");
   }
 

@@ -76,6 +76,10 @@ class DeviceBackend {
   virtual StatusOr<bool> stream_capturing(int /*ordinal*/, void * /*stream*/) {
     return unsupported(std::string("the ") + name() + " backend cannot tell a capturing stream");
   }
+  // Lets this thread load modules while another thread captures a graph
+  // (relaxed capture mode): the background JIT's loader thread, whose load
+  // would otherwise fail and spoil that capture. No-op where not needed.
+  virtual void relax_capture_mode_of_this_thread() {}
   // Launches; `args` points at the kernel's argument slots, one per argument
   // its binary declares (launch_args.h).
   virtual Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,

@@ -36,6 +36,7 @@ struct HipApi {
                                       unsigned, hipStream_t, void **, void **);
   const char *(*hipGetErrorString)(hipError_t);
   hipError_t (*hipStreamIsCapturing)(hipStream_t, hipStreamCaptureStatus *);  // looked up apart
+  hipError_t (*hipThreadExchangeStreamCaptureMode)(int *);                     // looked up apart
 };
 
 class HipBackend final : public DeviceBackend {
@@ -99,6 +100,12 @@ class HipBackend final : public DeviceBackend {
   }
 
   // Anything but hipStreamCaptureStatusNone reads as capturing.
+  void relax_capture_mode_of_this_thread() override {
+    if (!available().ok() || !api_.hipThreadExchangeStreamCaptureMode) return;
+    int mode = 2;  // hipStreamCaptureModeRelaxed
+    (void)api_.hipThreadExchangeStreamCaptureMode(&mode);  // a driver that refuses keeps the default mode
+  }
+
   StatusOr<bool> stream_capturing(int ordinal, void *stream) override {
     GATEJIT_RETURN_IF_ERROR(available());
     if (!api_.hipStreamIsCapturing) return device_error("this HIP runtime has no hipStreamIsCapturing");
@@ -160,6 +167,8 @@ class HipBackend final : public DeviceBackend {
     if (!missing.empty()) return device_error("libamdhip64.so lacks entry points:" + missing);
     api_.hipStreamIsCapturing =
         reinterpret_cast<decltype(api_.hipStreamIsCapturing)>(dlsym(handle_, "hipStreamIsCapturing"));
+    api_.hipThreadExchangeStreamCaptureMode = reinterpret_cast<decltype(api_.hipThreadExchangeStreamCaptureMode)>(
+        dlsym(handle_, "hipThreadExchangeStreamCaptureMode"));
     return check(api_.hipInit(0), "hipInit");
   }
 

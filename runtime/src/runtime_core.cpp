@@ -118,6 +118,7 @@ size_t RuntimeCore::CallKeyHash::operator()(const CallKey &k) const {
 RuntimeCore::RuntimeCore(RuntimeOptions options) : resolver_(options.resolver), options_(std::move(options)) {}
 
 RuntimeCore::~RuntimeCore() {
+  loader_.stop();  // a swap in flight uses the slots and modules below
   for (auto &[key, m] : modules_) m.backend->unload_module(m.ordinal, m.module);
 }
 
@@ -285,9 +286,23 @@ RuntimeCore::Slot *RuntimeCore::settled(Slot &slot, const CallKey &key, void *st
   auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
   auto capturing = backend.ok() ? (*backend)->stream_capturing(key.ordinal, stream) : StatusOr<bool>(backend.status());
   if (!capturing.ok() || *capturing) return &slot;
+  if (wait) return swap_in(slot, key, stream);
+  // The call keeps its kernel; the loader thread loads the new one (on CUDA
+  // the driver compiles its PTX at the load) and later calls follow it.
+  if (!slot.loading.exchange(true, std::memory_order_acq_rel)) {
+    DeviceBackend *loader_backend = *backend;
+    loader_.post([this, &slot, key, stream, loader_backend] {
+      loader_backend->relax_capture_mode_of_this_thread();
+      swap_in(slot, key, stream);
+    });
+  }
+  return &slot;
+}
+
+RuntimeCore::Slot *RuntimeCore::swap_in(Slot &slot, const CallKey &key, void *stream) {
   std::lock_guard<std::mutex> lock(slot.upgrade_mu);
   if (Slot *up = slot.upgraded.load(std::memory_order_acquire)) return up;
-  const auto &result = job.result();
+  const auto &result = slot.pending->result();
   Status s = result.status();
   auto next = std::make_unique<Slot>();
   if (s.ok()) s = load_into(*next, key, Resolution{result->binary, result->explanation, {}}, stream);
@@ -388,7 +403,9 @@ StatusOr<std::string> RuntimeCore::explain(const gatejit_gate_args_t &args) {
   if (job.state() == BackgroundJob::State::kDone)
     now += slot->upgrade_failed.load(std::memory_order_relaxed)
                ? "; not swapped in (the log says why)"
-               : "; the next call outside a graph capture swaps it in";
+               : slot->loading.load(std::memory_order_acquire)
+                   ? "; its module loads off the calling thread, then calls use it"
+                   : "; the next call outside a graph capture swaps it in";
   return slot->explanation + " [now " + now + "]";
 }
 

@@ -15,6 +15,7 @@
 #include "device_backend.h"
 #include "gatejit/gatejit.h"
 #include "resolver.h"
+#include "serial_worker.h"
 #include "stream_key.h"
 
 namespace gatejit {
@@ -86,8 +87,9 @@ class RuntimeCore {
   // resolution is not kept: a later call (after load_bundle, say) tries again.
   // Background JIT: a slot served while its specialised kernel compiles keeps
   // the job (`pending`, set before `ready`); once the job is done, a call
-  // outside a graph capture loads the kernel into a second slot and
-  // publishes it in `upgraded`, which later calls follow. Slots are never
+  // outside a graph capture has the loader thread load the kernel into a
+  // second slot (`loading`) and publish it in `upgraded`, which later calls
+  // follow (prepare loads it itself and waits). Slots are never
   // freed while the runtime lives, so a captured graph's kernel stays loaded.
   struct Slot {
     std::mutex mu;
@@ -102,6 +104,7 @@ class RuntimeCore {
     std::atomic<Slot *> upgraded{nullptr};
     std::unique_ptr<Slot> upgrade;         // owns what `upgraded` points at
     std::atomic<bool> upgrade_failed{false};
+    std::atomic<bool> loading{false};      // the swap is posted to the loader thread
   };
   struct DeviceSlot {
     std::once_flag once;
@@ -131,6 +134,8 @@ class RuntimeCore {
   // swapped into (swapping it in first when it is ready and `stream` is not
   // capturing a graph).
   Slot *settled(Slot &slot, const CallKey &key, void *stream, bool wait);
+  // Loads the finished job's kernel into the upgrade slot and publishes it.
+  Slot *swap_in(Slot &slot, const CallKey &key, void *stream);
   // The function to launch on `stream`: the slot's own, or for a K-split
   // kernel the stream's instance (loaded on the stream's first call).
   StatusOr<FunctionHandle> function_for_stream(Slot &slot, void *stream);
@@ -147,6 +152,7 @@ class RuntimeCore {
   std::unordered_map<int64_t, std::unique_ptr<DeviceSlot>> devices_;
   std::mutex modules_mu_;
   std::unordered_map<std::string, Module> modules_;  // "<backend>:<ordinal>:<binary key>[:<instance>]"
+  SerialWorker loader_;  // stopped first by the destructor
 };
 
 }  // namespace gatejit
