@@ -305,7 +305,7 @@ std::vector<bool> reached_unmarked(const std::vector<Step> &steps, const Cfg &g)
 // the one with the most copies; else the one with the most 16-byte loads
 // (ties: the larger). A loop around such a loop is not a candidate: a
 // persistent grid's loop over tiles holds the K loop and its prologue's
-// copies (v79). Without one, the straight-line code up to the last 16-byte
+// copies. Without one, the straight-line code up to the last 16-byte
 // load is the main region.
 struct Region {
   bool loop = false;
@@ -368,10 +368,10 @@ Region main_region(const std::vector<Step> &steps) {
   }
   if (best.loop) return best;
   // Straight-line code: what follows the workgroups' first meeting (an
-  // arrival) reads what others wrote, a tail however wide its loads (v66).
+  // arrival) reads what others wrote, a tail however wide its loads.
   // And a load issued after the last product feeds none: it is the
   // epilogue's (attn loaded after the block's reduction), a round trip of
-  // the tail however wide (v99: it had ended the main region, and its
+  // the tail however wide (it had once ended the main region, and its
   // round trip was lost).
   size_t limit = steps.size();
   for (size_t i = 0; i < steps.size() && limit == steps.size(); ++i)

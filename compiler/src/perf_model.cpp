@@ -14,7 +14,7 @@ double us_of(double bytes, double tbs) { return tbs > 0 ? bytes / (tbs * 1e6) : 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A SIMD (an SM sub-partition) needs this many waves before the fragment
-// form's reads and products of one wave hide behind another's (v72: on the
+// form's reads and products of one wave hide behind another's (on the
 // H200 a second round of lone 4-warp blocks ran as long as the first round
 // of pairs).
 constexpr int64_t kWavesPerSimdToHide = 2;
@@ -38,7 +38,7 @@ double round_quantisation(const TargetInfo &t, int64_t tiles, int64_t held, int6
 
 // The K-split meeting's round trips besides the partials' loads: the
 // release fence (the partial stores complete), the arrival atomic, and the
-// last block's acquire before it loads (v52: the H200 measured 1.5-1.8 µs
+// last block's acquire before it loads (the H200 measured 1.5-1.8 µs
 // for one round of meetings where two round trips predicted 1.1; perf-notes).
 constexpr int64_t kSplitMeetingRoundTrips = 3;
 // The poll meeting's (split_poll.mlir) besides the polls' loads, which the
@@ -74,7 +74,7 @@ Prediction predict(const ModelInput &in) {
     // Each grid row (a block of hidden rows) reads the whole weight again,
     // and each grid column the hidden rows of every grid row: M rows in
     // all, as the last grid row's rows past M are clamped copies of row M -
-    // 1 (v83: it was charged whole, hidden_rows_per_block rows).
+    // 1 (it was once charged whole, hidden_rows_per_block rows).
     const int64_t w_rows = std::min<int64_t>(in.grid_blocks[0] * plan.weight_rows_per_block, c.n);
     const int64_t h_rows = std::min(in.grid_blocks[1] * plan.hidden_rows_per_block, m);
     p.l2_bytes = in.grid_blocks[1] * w_rows * c.k * eb_w + in.grid_blocks[0] * h_rows * c.k * eb_h + epilogue_bytes;
@@ -120,7 +120,7 @@ Prediction predict(const ModelInput &in) {
     p.terms.push_back({"matrix", {flops / (rate.high * cu_share * 1e6), flops / (rate.low * cu_share * 1e6)}});
     // The fragment form reads each stage into registers, then multiplies,
     // then meets the other warps at the next stage's barrier, so its reads
-    // and its products take turns: on the H200 (ncu, v72) a tile's cycles
+    // and its products take turns: on the H200 (ncu) a tile's cycles
     // were its block's LDS wavefronts plus its warps' tensor-pipe issue,
     // not the larger of the two.
     if (plan.shared_operand_bytes > 0) {
@@ -145,9 +145,9 @@ Prediction predict(const ModelInput &in) {
   // loop after the main one once: the K split's further rounds are the plan's.
   // A K split across workgroups adds its meeting, which the replay does not
   // see as loads: the release fence waits for the partial stores, and the
-  // arrival counter's atomic returns, before the last block may load (v50).
+  // arrival counter's atomic returns, before the last block may load.
   // An fp8 out's bands meet the same way (fence, arrival, acquire) before
-  // the last block of a band re-reads it (v66); generic's groups stay in
+  // the last block of a band re-reads it; generic's groups stay in
   // their workgroup.
   const bool band_meeting = c.fp8_out() && plan.form != "generic";
   const int64_t split_meeting = plan.splits <= 1 ? 0 : plan.split_poll ? kSplitPollRoundTrips : kSplitMeetingRoundTrips;
@@ -155,7 +155,7 @@ Prediction predict(const ModelInput &in) {
   const double tail = double(in.code.tail_round_trips) + double(std::max<int64_t>(0, plan.reduction_rounds - 1)) +
                       double(meeting);
   // A split grid larger than what the GPU holds at once meets in rounds, and
-  // each round waits for its own meeting (v52: the H200's 4 x KSPLIT 24
+  // each round waits for its own meeting (the H200's 4 x KSPLIT 24
   // split at M = 1 ran 2.9 rounds, +4.1 µs over no split).
   const double rounds = plan.splits > 1 ? std::ceil(double(p.workgroups) / double(std::max<int64_t>(1, p.resident_workgroups)))
                                         : 1.0;
@@ -250,7 +250,7 @@ std::vector<GateResult> plan_gates(const ModelInput &in, const Prediction &p) {
     // Wide, or a wide path beside an element-wise fallback (the kernel
     // checks the attn/out base pointers at run time: the contract does not
     // promise their alignment): 8- or 16-byte out stores present (issue 16
-    // asks for either; v81's 4-column split pieces store 8 bytes).
+    // asks for either; the 4-column split pieces store 8 bytes).
     const bool all_wide = in.code.narrow_global_loads == 0 && in.code.narrow_global_stores == 0;
     r.passed = !r.applies || all_wide || in.code.wide_global_stores > 0;
     r.detail = fmt::format("{} global loads and {} global stores under 4 bytes, {} 8- or 16-byte stores{}",

@@ -13,7 +13,7 @@
 //
 // Off unless GATEJIT_NATIVE_CODE=1: the driver's linker compiles PTX as
 // relocatable code, and its machine code is not what cuModuleLoadData makes
-// of the same PTX. Measured on the H200 (research/perf-notes.md, v41c): the
+// of the same PTX. Measured on the H200 (research/perf-notes.md): the
 // decode mma kernels ran 17-23% slower from the linker's cubin (N = 1536,
 // M = 1: 7.75 -> 9.54 µs), some forced gemv kernels faster. So the default
 // keeps the driver's own compile (and its compute cache); the opt-in trades

@@ -80,7 +80,7 @@
 
     // The row a copy of row `row` reads, for rows 0 .. last: itself, or for
     // a row past the end the row as many past the start (at most `last`).
-    // Rows past the end were all row `last` before v92: at M = 65 every copy
+    // Rows past the end were once all row `last`: at M = 65 every copy
     // of a 64-row tile's 63 rows past M asked L2 for the same lines, and the
     // H200 ran gfx950's plan 33% slower there than with distinct rows.
     func.func private @row_inside(%row: index, %last: index) -> index {

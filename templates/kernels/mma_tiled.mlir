@@ -188,7 +188,7 @@ module attributes {gpu.container_module} {
       // run time, attn and out on 16 bytes (the contract's align speaks for
       // hidden and weight only). Its attn pieces are loaded now where the
       // registers allow (EPI_ATTN_EARLY): their latency hides behind the K
-      // loop instead of opening the epilogue (v35). Every piece is read
+      // loop instead of opening the epilogue. Every piece is read
       // before any out piece is stored at the end, out may be attn.
       %staged = func.call @staged_epilogue_applies(%attn, %out)
           : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>) -> i1
@@ -230,7 +230,7 @@ ${COPY_SOURCES}
       // (REFILL_ALWAYS: every prologue copy is issued, past the last tile
       // with the last tile again, so each tile's wait finds the same count
       // of copies in flight behind it.)
-      // DRAIN instead (v95): the K loop runs in slot positions v = i + S0,
+      // DRAIN instead: the K loop runs in slot positions v = i + S0,
       // S0 = (-ntiles) mod STAGES, so that the last tile takes the last slot
       // of a whole ring: that ring is peeled with its refills and waits
       // known (no copy past the end, nothing in flight after the last
@@ -281,7 +281,7 @@ ${PICK_STAGE}
       %by_ring = arith.cmpi ugt, %ring, %c1 : index
       // Whole rings first, every tile of them live: no branch joins inside
       // the loop (on gfx950 a join before a slot's reads made the backend
-      // wait for every LDS-DMA load in flight, s_waitcnt vmcnt(0), v77);
+      // wait for every LDS-DMA load in flight, s_waitcnt vmcnt(0));
       // then the last partial ring, each tile under its check, once. (A
       // SLOT_RING of 1 leaves no partial ring: that loop folds away.)
       // DRAIN: the first ring (its first S0 positions idle), the whole
@@ -479,12 +479,12 @@ ${PICK_STAGE}
           // into a BM x BN tile (rows EPI_LD floats apart: planner), then
           // each thread takes 8-element row pieces: 16-byte attn loads and
           // out stores, a warp covering whole rows, where the accumulator
-          // layout gave 2-byte accesses spread over 8 rows (v34: that
+          // layout gave 2-byte accesses spread over 8 rows (that
           // epilogue took 17 of M = 2048's 77 us). The tile is cut into
           // EPI_PARTS parts of EPI_PART_ROWS rows, part i over stage slot i
           // (PICK_EPILOGUE_PART): gfx950's stages are separate globals, and
           // a tile that needs no memory of its own keeps 3 prefill
-          // workgroups a CU (v75).
+          // workgroups a CU.
           %epi_ld = arith.constant ${EPI_LD} : index
           gpu.barrier
           scf.for %e = %c0 to %tiles_c step %c1 {
@@ -536,12 +536,12 @@ ${PICK_EPILOGUE_PART}
           // Every element's attn first, then every output. `out` may be
           // `attn` itself (in place), so no load may move past an earlier
           // store: element by element, each would wait for its own round
-          // trip (v34 measured that chain as most of a block's epilogue).
+          // trip (measured: that chain was most of a block's epilogue).
           // Each element is read and written by its own lane only, so
           // reading all before writing any is the same result in place.
           // An element outside the output loads attn[0] (M, N >= 1) and
           // drops it: no branch per load, so gfx9 issues them together
-          // and waits once (a branch each made 16 round trips, v73).
+          // and waits once (a branch each made 16 round trips).
           %a_none = arith.constant dense<0.0> : vector<${TILES}x4x${T}>
           %a_zero = arith.constant 0.0 : ${T}
           %attn_v = scf.for %e = %c0 to %tiles_c step %c1 iter_args(%va = %a_none) -> (vector<${TILES}x4x${T}>) {

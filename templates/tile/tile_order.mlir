@@ -2,7 +2,7 @@
 // param PERSISTENT: whether the grid is persistent (workgroups loop over the tiles)
 // param TILE_GROUP_M: row tiles a group of the tile order spans
 // param TILES_N: column tiles of the grid (grid x)
-    // The order of mma_tiled's output tiles (v79). Without PERSISTENT a
+    // The order of mma_tiled's output tiles. Without PERSISTENT a
     // workgroup finishes its own tile, (block x, block y), once. With
     // PERSISTENT the grid is what the GPU holds at once
     // (LaunchGeometry::persistent_workgroups) and each workgroup loops over

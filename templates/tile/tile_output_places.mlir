@@ -124,9 +124,9 @@
     // together. A piece outside the output loads the first piece of attn
     // (always inside: M, N >= 1, and the staged epilogue's attn is 16-byte
     // aligned) and is never stored: no branch per load. With a branch each
-    // (v80), gfx9 waited for every memory operation (vmcnt(0)) before each
+    // gfx9 waited for every memory operation (vmcnt(0)) before each
     // piece where these loads are issued in the epilogue (the persistent
-    // grid's), as the element-wise fallback had (v73).
+    // grid's), as the element-wise fallback had.
     func.func private @load_attn_pieces(%attn: memref<${A_SIZE}x${T}, #gpu.address_space<global>>, %tid: index,
                                         %m0: index, %n0: index, %m_i: index) -> vector<${EPI_PIECES_PER_THREAD}x8x${T}> {
       %c0 = arith.constant 0 : index
