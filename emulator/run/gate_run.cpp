@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -214,6 +215,13 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
   if (r.through_runtime) {
     gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
     options.disable_cache = 1;  // compile_cached keeps the disk cache; the hook hands its binary over
+    std::string bundles;
+    for (const std::string &b : r.bundles) bundles += (bundles.empty() ? "" : ":") + b;
+    if (r.background_jit) {
+      options.jit_mode = GATEJIT_JIT_BACKGROUND;
+      options.disable_shipped_bundle = 1;  // only the bundles named
+      options.bundle_path = bundles.c_str();
+    }
     if (c.template_kind != TemplateKind::kAuto) setenv("GATEJIT_TEMPLATE", template_name(c.template_kind), 1);
     gatejit_runtime_t rt = nullptr;
     const std::string created = status_text(gatejit_runtime_create(&options, &rt));
@@ -254,8 +262,27 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
     if (!explained.empty()) return device_error("explain: " + explained);
     report.path = text ? text : "";
     gatejit_string_free(text);
+    // Background JIT: polls the explanation (bounded) until `done` holds.
+    auto explain_until = [&](auto done) -> std::string {
+      std::string now;
+      for (int tries = 0; tries < 6000; ++tries) {
+        char *t = nullptr;
+        const std::string failed = status_text(gatejit_explain(rt, &args, &t));
+        now = failed.empty() ? (t ? t : "") : "explain: " + failed;
+        gatejit_string_free(t);
+        if (done(now)) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return now;
+    };
     for (int i = 0; i < r.launches; ++i) {
       fill(p, c, r, r.seed + 1000 * uint64_t(i));
+      if (r.background_jit)
+        report.paths.push_back(explain_until([&](const std::string &now) {
+          if (i == 0) return true;
+          if (i == 1) return now.find("[now done") != std::string::npos || now.rfind("specialised", 0) == 0;
+          return now.rfind("specialised", 0) == 0;
+        }));
       GATEJIT_RETURN_IF_ERROR(timed([&] {
         const std::string launched = status_text(gatejit_gate_epilogue(rt, &args));
         return launched.empty() ? Status::Ok() : device_error(launched);

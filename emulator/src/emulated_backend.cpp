@@ -49,6 +49,10 @@ class EmulatedBackend final : public DeviceBackend {
 
   void unload_module(int, ModuleHandle module) override { device_.unload(static_cast<Module *>(module)); }
 
+  // The emulated device has no graph capture: no stream is ever capturing
+  // (so the background JIT swaps its kernels in here as on a GPU).
+  StatusOr<bool> stream_capturing(int, void *) override { return false; }
+
   Status launch(int ordinal, FunctionHandle fn, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
                 uint32_t shared_bytes, void *, void **args) override {
     if (ordinal != 0) return device_error("the emulated GPU has one device, ordinal 0");

@@ -35,10 +35,19 @@ struct GateRunRequest {
   // A code object to run instead of compiling (its ABI and geometry as a
   // KernelBinary carries them); empty: compile `contract`.
   const KernelBinary *binary = nullptr;
+  // Through the runtime in background JIT mode, with these bundles loaded
+  // (the shipped generic bundle, say): launch 0 is served by what they hold
+  // while the contract compiles; before launch 1 the compile is waited for
+  // (the launch then posts the module load to the runtime's loader thread);
+  // before each later launch, the swap. Each launch's explanation, taken
+  // just before it, is in GateRunReport::paths.
+  bool background_jit = false;
+  std::vector<std::string> bundles;
 };
 
 struct GateRunReport {
   std::string path;   // the runtime's explanation, or "direct launch"
+  std::vector<std::string> paths;  // background_jit: the explanation before each launch
   std::string form;   // "mma_tiled 128x64, split 5 by poll", from the plan the compiler reports
   std::string kernel; // the kernel symbol
   int64_t checked = 0, exact_required = 0, mismatches = 0, unwritten = 0;  // over every launch
