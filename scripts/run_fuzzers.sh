@@ -20,7 +20,7 @@ build="${FUZZ_BUILD_DIR:-build-fuzz}"
 [[ "$build" = /* ]] || build="$root/$build"
 cc="${FUZZ_CC:-clang-22}"
 cxx="${FUZZ_CXX:-clang++-22}"
-targets=(bundle_reader_fuzz contract_parser_fuzz)
+targets=(bundle_reader_fuzz contract_parser_fuzz cache_entry_fuzz)
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
@@ -29,7 +29,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
     -DGATEJIT_BUILD_FUZZERS=ON -DGATEJIT_BUILD_COMPILER=OFF -DGATEJIT_BUILD_TESTS=OFF \
     -DGATEJIT_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
-cmake --build "$build" ${FUZZ_JOBS:+-j "$FUZZ_JOBS"} --target "${targets[@]}" bundle_fuzz_seeds
+cmake --build "$build" ${FUZZ_JOBS:+-j "$FUZZ_JOBS"} --target "${targets[@]}" bundle_fuzz_seeds cache_entry_fuzz_seeds
 
 # fuzz-out is per run; the corpus grows across runs.
 out="$build/fuzz-out"
@@ -37,12 +37,14 @@ corpora="$build/fuzz-corpus"
 rm -rf "$out"
 mkdir -p "$out" "$corpora"
 
-# Seeds are made here, never committed: valid bundles from the writer, and
-# contract JSON covering each field.
+# Seeds are made here, never committed: valid bundles and cache entries from
+# the writers, and contract JSON covering each field.
 seeds_bundle="$out/seeds/bundle_reader_fuzz"
 seeds_contract="$out/seeds/contract_parser_fuzz"
-mkdir -p "$seeds_bundle" "$seeds_contract"
+seeds_cache="$out/seeds/cache_entry_fuzz"
+mkdir -p "$seeds_bundle" "$seeds_contract" "$seeds_cache"
 "$build/fuzz/bundle_fuzz_seeds" "$seeds_bundle"
+"$build/fuzz/cache_entry_fuzz_seeds" "$seeds_cache"
 i=0
 while IFS= read -r line; do
   [[ -n "$line" ]] && printf '%s' "$line" > "$seeds_contract/contract-$((i++)).json"

@@ -36,7 +36,7 @@ ninja -C "$ASAN_BUILD" runtime_tests >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   GATEJIT_CACHE_DIR="$PWD/$ASAN_BUILD/test-cache" "$ASAN_BUILD"/tests/runtime_tests --gtest_brief=1
 
-echo "=== fuzzers (${FUZZ_SECONDS:=60} s each)"
+echo "=== fuzzers (${FUZZ_SECONDS:=45} s each)"
 FUZZ_SECONDS=$FUZZ_SECONDS scripts/run_fuzzers.sh
 
 echo "=== compile-time benchmark"
