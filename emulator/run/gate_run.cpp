@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -231,9 +232,22 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
       gatejit_runtime_t rt;
       ~Destroy() { gatejit_runtime_destroy(rt); }
     } destroy{rt};
+    // Background JIT: the compile is held until launch 0 has returned, so
+    // that launch is served meanwhile however fast the compile (a disk-cache
+    // hit) would be. Released before the runtime is destroyed, whatever happens.
+    struct Release {
+      std::promise<void> promise;
+      bool done = false;
+      void operator()() {
+        if (!done) promise.set_value(), done = true;
+      }
+      ~Release() { (*this)(); }
+    } release;
+    const std::shared_future<void> released = release.promise.get_future().share();
     JitHook hook;
     hook.fingerprint = compiler::fingerprint();
-    hook.compile = [&](const Contract &call) -> StatusOr<KernelBinary> {
+    hook.compile = [&, released](const Contract &call) -> StatusOr<KernelBinary> {
+      if (r.background_jit) released.wait();
       auto kb = compile_cached(call);
       if (kb.ok()) used = *kb;
       return kb;
@@ -288,6 +302,7 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
         return launched.empty() ? Status::Ok() : device_error(launched);
       }));
       add_check(report, check(p, c, M, ldo));
+      release();
     }
   } else {
     if (r.binary) used = *r.binary;
