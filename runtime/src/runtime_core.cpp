@@ -206,12 +206,12 @@ Status RuntimeCore::resolve_into(Slot &slot, const CallKey &key, void *stream) {
   GATEJIT_RETURN_IF_ERROR(backend_for(gatejit_device_kind_t(key.device_kind)).status());
   auto resolved = resolver_.resolve(key.contract);
   if (!resolved.ok()) return resolved.status();
-  GATEJIT_RETURN_IF_ERROR(load_into(slot, key, *resolved, stream));
+  GATEJIT_RETURN_IF_ERROR(load_into(slot, key, *resolved, stream_key(stream)));
   slot.pending = resolved->pending;
   return Status::Ok();
 }
 
-Status RuntimeCore::load_into(Slot &slot, const CallKey &key, const Resolution &resolved, void *stream) {
+Status RuntimeCore::load_into(Slot &slot, const CallKey &key, const Resolution &resolved, const StreamKey &stream) {
   auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
   if (!backend.ok()) return backend.status();
   if (resolved.binary.target != key.contract.target)
@@ -237,7 +237,7 @@ Status RuntimeCore::load_into(Slot &slot, const CallKey &key, const Resolution &
   const bool module_state = writes_scales && !resolved.binary.geometry.grid_y_is_m;
   if (resolved.binary.geometry.k_blocks > 1 || module_state)
     slot.split_binary = std::make_shared<const KernelBinary>(resolved.binary);
-  auto fn = slot.split_binary ? function_for_stream(slot, stream)
+  auto fn = slot.split_binary ? function_for_key(slot, stream)
                               : module_function(**backend, key.ordinal, resolved.binary);
   if (!fn.ok()) return fn.status();
   slot.kernel.fn = *fn;
@@ -286,20 +286,22 @@ RuntimeCore::Slot *RuntimeCore::settled(Slot &slot, const CallKey &key, void *st
   auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
   auto capturing = backend.ok() ? (*backend)->stream_capturing(key.ordinal, stream) : StatusOr<bool>(backend.status());
   if (!capturing.ok() || *capturing) return &slot;
-  if (wait) return swap_in(slot, key, stream);
+  // The key is taken here: the per-thread default stream is the caller's.
+  const StreamKey sk = stream_key(stream);
+  if (wait) return swap_in(slot, key, sk);
   // The call keeps its kernel; the loader thread loads the new one (on CUDA
   // the driver compiles its PTX at the load) and later calls follow it.
   if (!slot.loading.exchange(true, std::memory_order_acq_rel)) {
     DeviceBackend *loader_backend = *backend;
-    loader_.post([this, &slot, key, stream, loader_backend] {
+    loader_.post([this, &slot, key, sk, loader_backend] {
       loader_backend->relax_capture_mode_of_this_thread();
-      swap_in(slot, key, stream);
+      swap_in(slot, key, sk);
     });
   }
   return &slot;
 }
 
-RuntimeCore::Slot *RuntimeCore::swap_in(Slot &slot, const CallKey &key, void *stream) {
+RuntimeCore::Slot *RuntimeCore::swap_in(Slot &slot, const CallKey &key, const StreamKey &stream) {
   std::lock_guard<std::mutex> lock(slot.upgrade_mu);
   if (Slot *up = slot.upgraded.load(std::memory_order_acquire)) return up;
   const auto &result = slot.pending->result();
@@ -322,7 +324,11 @@ RuntimeCore::Slot *RuntimeCore::swap_in(Slot &slot, const CallKey &key, void *st
 
 StatusOr<FunctionHandle> RuntimeCore::function_for_stream(Slot &slot, void *stream) {
   if (!slot.split_binary) return slot.kernel.fn;
-  const StreamKey sk = stream_key(stream);
+  return function_for_key(slot, stream_key(stream));
+}
+
+StatusOr<FunctionHandle> RuntimeCore::function_for_key(Slot &slot, const StreamKey &sk) {
+  if (!slot.split_binary) return slot.kernel.fn;
   StreamFunction *known = find_or_create(slot.streams, slot.streams_mu, sk);
   if (FunctionHandle fn = known->load(std::memory_order_acquire)) return fn;
   auto fn = module_function(*slot.kernel.backend, slot.kernel.ordinal, *slot.split_binary, instance_tag(sk));

@@ -129,16 +129,18 @@ class RuntimeCore {
   // `stream`: the resolving call's, whose instance a K-split kernel's first
   // module load becomes.
   Status resolve_into(Slot &slot, const CallKey &key, void *stream);
-  Status load_into(Slot &slot, const CallKey &key, const Resolution &resolved, void *stream);
+  Status load_into(Slot &slot, const CallKey &key, const Resolution &resolved, const StreamKey &stream);
   // The slot a call uses: `slot`, or the one its background kernel was
   // swapped into (swapping it in first when it is ready and `stream` is not
   // capturing a graph).
   Slot *settled(Slot &slot, const CallKey &key, void *stream, bool wait);
   // Loads the finished job's kernel into the upgrade slot and publishes it.
-  Slot *swap_in(Slot &slot, const CallKey &key, void *stream);
+  // `stream`: the key of the call that asked (taken on its thread).
+  Slot *swap_in(Slot &slot, const CallKey &key, const StreamKey &stream);
   // The function to launch on `stream`: the slot's own, or for a K-split
   // kernel the stream's instance (loaded on the stream's first call).
   StatusOr<FunctionHandle> function_for_stream(Slot &slot, void *stream);
+  StatusOr<FunctionHandle> function_for_key(Slot &slot, const StreamKey &sk);
   // `instance` tells apart module instances of one code object ("" = shared).
   StatusOr<FunctionHandle> module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb,
                                            const std::string &instance = "");
