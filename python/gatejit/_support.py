@@ -270,6 +270,9 @@ def prepare_for(m_values: Iterable[int], n: int, k: int, dtype: Any, act: str = 
         raise GatejitArgumentError("m_values", "m_values is empty: name at least one batch size")
     if measure:
         _check_measurable(dtype, weight_dtype, weight_scale, out_dtype)
+        if _torch().cuda.is_current_stream_capturing():
+            raise GatejitError("prepare_for(measure=True) inside a CUDA graph capture: it times graphs of its "
+                               "own; measure before the capture", _capi.INVALID_ARGUMENT)
     explained: Dict[int, str] = {}
     for m in sorted(set(ms)):
         if m < 1:
