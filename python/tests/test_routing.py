@@ -124,6 +124,14 @@ def test_measure_is_refused_for_fp8():
 
 
 
+def test_measure_inside_a_capture_is_refused():
+    gatejit.prepare_for([4], N, K, torch.bfloat16)
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(gatejit.GatejitError, match="inside a CUDA graph capture"):
+        with torch.cuda.graph(graph):
+            gatejit.prepare_for([4], N, K, torch.bfloat16, measure=True)
+
+
 def captured_block(block, tokens, gen):
     x = torch.randn(tokens, 7168, generator=gen, device="cuda").to(torch.bfloat16)
     stream = torch.cuda.Stream()
