@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "emulate/tuning_scope.h"
@@ -92,7 +93,10 @@ Contract contract_of(const Case &c, int64_t m, int64_t n, int64_t k) {
 }
 
 
-void run_case(const Case &c) {
+// `background`: through the runtime in background JIT mode with the shipped
+// generic bundle: the generic kernel first, then the specialised one (three
+// launches, each checked).
+void run_case(const Case &c, bool background = false) {
   if (c.suite_m || c.suite_k || c.suite_n) {
     // The GPU suite's contract, planned as by default (no tuning).
     auto suite = compile_cached(contract_of(c, c.suite_m ? c.suite_m : c.m, c.suite_n ? c.suite_n : c.n,
@@ -112,13 +116,27 @@ void run_case(const Case &c) {
   r.misalign_bytes = c.misalign;
   r.attn_out_misalign = c.attn_out_misalign;
   r.seed = 0x5eed + uint64_t(c.m * 131 + c.n * 7 + c.k);
+#ifdef GATEJIT_SHIPPED_BUNDLE_PATH
+  if (background) {
+    r.background_jit = true;
+    r.bundles = {GATEJIT_SHIPPED_BUNDLE_PATH};
+    r.launches = 3;
+  }
+#endif
   auto report = run_gate(gpu, r);
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_NE(report->path.find(c.expect), std::string::npos) << "path: " << report->path;
+  const std::string &last_path = background ? report->paths.back() : report->path;
+  EXPECT_NE(last_path.find(c.expect), std::string::npos) << "path: " << last_path;
+  if (background) {
+    if (!report->kernel.empty())  // compiled (a generic kernel from the bundle is not)
+      EXPECT_EQ(report->launches.back().kernel, report->kernel) << "the last launch is not the contract's own kernel";
+    if (c.forced != TemplateKind::kGeneric)
+      EXPECT_NE(report->paths.front().find("generic ("), std::string::npos) << report->paths.front();
+  }
   EXPECT_TRUE(report->passed()) << report->mismatches << " mismatches, " << report->unwritten << " unwritten of "
                                 << report->checked << "; first: "
                                 << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
-  EXPECT_EQ(report->checked, c.m * c.n + (c.fp8_out ? c.m * (c.n / 128) : 0));
+  EXPECT_EQ(report->checked, r.launches * (c.m * c.n + (c.fp8_out ? c.m * (c.n / 128) : 0)));
   ::testing::Test::RecordProperty("form", report->form);
   g_totals.cases++;
   g_totals.elements += report->checked;
@@ -128,6 +146,18 @@ void run_case(const Case &c) {
 
 class EmulatedGpuSuite : public ::testing::TestWithParam<Case> {};
 TEST_P(EmulatedGpuSuite, MatchesReference) { run_case(GetParam()); }
+
+// Every mode serves the same values: cases of each form through the runtime
+// again in background JIT mode (the generic kernel first, which the emulator
+// runs slowly: hence a subset, see background_cases()).
+class EmulatedGpuSuiteInBackgroundMode : public ::testing::TestWithParam<Case> {};
+TEST_P(EmulatedGpuSuiteInBackgroundMode, MatchesReference) {
+#ifndef GATEJIT_SHIPPED_BUNDLE_PATH
+  GTEST_SKIP() << "no shipped generic bundle in this build (gatejit_generic_bundle)";
+#else
+  run_case(GetParam(), /*background=*/true);
+#endif
+}
 
 // Field order: m, n, k, dtype, act, rounding, in_place, pad, expect.
 std::vector<Case> cases() {
@@ -244,6 +274,30 @@ std::vector<Case> cases() {
   return v;
 }
 INSTANTIATE_TEST_SUITE_P(Emulated, EmulatedGpuSuite, ::testing::ValuesIn(cases()),
+                         [](const auto &info) { return case_name(info.param); });
+
+// One case of each form whose generic stand-in the emulator runs in seconds:
+// the gemv (gfx950 and gfx942), the streamed mma with its K split and with
+// the fp8 out's band meeting, the persistent tiled mma, an fp8 weight, and a
+// contract only the generic kernel serves.
+std::vector<Case> background_cases() {
+  const std::set<std::string> names = {
+      "gfx950_m1_n1536_k7168_bf16_sigmoid_boundary",
+      "gfx950_m64_n1536_k2048_bf16_sigmoid_boundary",
+      "gfx950_m32_n1536_k2048_bf16_sigmoid_boundary_ofp8",
+      "gfx950_m4_n1536_k7168_bf16_sigmoid_boundary_ofp8",
+      "gfx950_m256_n1536_k256_bf16_sigmoid_boundary_inplace_tuned_persistent_1",
+      "gfx950_m1_n1536_k7168_bf16_sigmoid_boundary_wfp8_per_channel",
+      "gfx950_m2_n1536_k1024_bf16_sigmoid_boundary_misalign2",
+      "gfx942_m1_n1536_k7168_bf16_sigmoid_boundary",
+  };
+  std::vector<Case> out;
+  for (const Case &c : cases())
+    if (names.count(case_name(c))) out.push_back(c);
+  if (out.size() != names.size()) std::abort();  // a renamed case: keep the list in step
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Emulated, EmulatedGpuSuiteInBackgroundMode, ::testing::ValuesIn(background_cases()),
                          [](const auto &info) { return case_name(info.param); });
 
 }  // namespace

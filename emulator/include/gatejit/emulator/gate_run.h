@@ -39,7 +39,8 @@ struct GateRunRequest {
   // (the shipped generic bundle, say): launch 0 is served by what they hold
   // while the contract compiles; before launch 1 the compile is waited for
   // (the launch then posts the module load to the runtime's loader thread);
-  // before each later launch, the swap. Each launch's explanation, taken
+  // before each later launch, the swap. (A contract served without a
+  // compile, the generic kernel it asks for say, waits for nothing.) Each launch's explanation, taken
   // just before it, is in GateRunReport::paths.
   bool background_jit = false;
   std::vector<std::string> bundles;
