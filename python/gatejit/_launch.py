@@ -92,7 +92,8 @@ class Launcher:
         self._local = threading.local()
         self._states: List[_ThreadState] = []
         self._states_lock = threading.Lock()
-        self._prepared = set()
+        self._prepared = set()        # resolved by gatejit_prepare (which also waits for a background compile)
+        self._launch_resolved = set()  # background JIT: resolved by a first launch (prepare still waits for them)
         self._prepared_lock = threading.Lock()
         self._raw_stream = None
         self._routes = {}  # route_key -> (RouteDecision, the replaced expression or None)
@@ -124,6 +125,8 @@ class Launcher:
             return
         torch = _torch()
         if torch.cuda.is_current_stream_capturing():
+            if key in self._launch_resolved:
+                return  # served by what a launch loaded; nothing is loaded inside the capture
             raise GatejitError(
                 f"{what}: the first use of this contract ({_describe(args)}) is inside a CUDA graph capture, "
                 "where reading bundles and loading a module is not allowed; resolve it before capture with "
@@ -212,7 +215,7 @@ class Launcher:
         state.launches += 1
         if entry.unresolved_key is not None:  # resolved by this launch: a later capture may use it
             with self._prepared_lock:
-                self._prepared.add(entry.unresolved_key)
+                self._launch_resolved.add(entry.unresolved_key)
             entry.unresolved_key = None
 
     def _first_call(self, state: _ThreadState, key, hidden, weight, attn, out, act, rounding, weight_scale,
@@ -223,14 +226,16 @@ class Launcher:
             raise GatejitError("gate_epilogue: could not describe the arguments", _capi.INVALID_ARGUMENT)
         if self._raw_stream is None:
             self._raw_stream = _raw_stream_function()
-        route = self._routes.get(route_key(call.args)) if self._routes and not call.empty else None
-        entry = _Entry(call, alias_check=tuple(attn.stride()) != tuple(out.stride()),
-                       replaced=route[1] if route else None)
+        unresolved = None
         if not call.empty:
             if self._serve_at_once and not _torch().cuda.is_current_stream_capturing():
-                entry.unresolved_key = contract_key(call.args)
+                unresolved = contract_key(call.args)
             else:
                 self.prepare_args(call.args, "gate_epilogue")
+        # Read after resolving (which may take a compile's time): a route set meanwhile counts.
+        route = self._routes.get(route_key(call.args)) if self._routes and not call.empty else None
+        entry = _Entry(call, alias_check=tuple(attn.stride()) != tuple(out.stride()),
+                       replaced=route[1] if route else None, unresolved_key=unresolved)
         if len(state.entries) >= _MAX_ENTRIES:
             state.entries.clear()
         state.entries[key] = entry

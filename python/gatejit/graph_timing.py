@@ -51,7 +51,9 @@ class GraphTimer:
         torch.cuda.current_stream(self.device).wait_stream(side)
         torch.cuda.synchronize()
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        # Captured on the warm-up's stream: a kernel with one instance per
+        # stream (gatejit's K splits) was loaded there, never inside the capture.
+        with torch.cuda.graph(graph, stream=side):
             for _ in range(loops):
                 for i in range(sets):
                     call(i)

@@ -176,11 +176,14 @@ StatusOr<Resolution> Resolver::lookup(const Contract &candidate, Mode mode, cons
     }
     if (!fingerprint.empty()) {
       auto kb = dc->get(cache_key(key, fingerprint), key, fingerprint);
-      if (kb.ok() && (form.empty() || form_of(*kb) == form)) {
-        const std::string found = describe(form_of(*kb)) + source;
-        return Resolution{std::move(*kb), found};
+      if (kb.ok()) {
+        if (form.empty() || form_of(*kb) == form) {
+          const std::string found = describe(form_of(*kb)) + source;
+          return Resolution{std::move(*kb), found};
+        }  // else another form than asked: a miss here
+      } else if (kb.status().code() != StatusCode::kNotFound) {
+        log::warn_once("disk cache: " + kb.status().message());
       }
-      if (kb.status().code() != StatusCode::kNotFound) log::warn_once("disk cache: " + kb.status().message());
     }
   }
   return not_found(what + ": not in " + std::to_string(bundle_count()) + " bundle(s) or the disk cache" + damaged +

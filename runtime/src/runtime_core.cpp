@@ -273,7 +273,14 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
 }
 
 RuntimeCore::Slot *RuntimeCore::settled(Slot &slot, const CallKey &key, void *stream, bool wait) {
-  if (Slot *up = slot.upgraded.load(std::memory_order_acquire)) return up;
+  if (Slot *up = slot.upgraded.load(std::memory_order_acquire)) {
+    // A K-split kernel swapped in without an instance for this stream: a
+    // capture on it keeps the old kernel (it may not load one there).
+    if (!up->split_binary || has_instance(*up, stream_key(stream))) return up;
+    auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
+    auto capturing = backend.ok() ? (*backend)->stream_capturing(key.ordinal, stream) : StatusOr<bool>(backend.status());
+    return !capturing.ok() || *capturing ? &slot : up;
+  }
   BackgroundJob &job = *slot.pending;
   if (wait) job.wait();
   if (!job.finished()) {
@@ -293,10 +300,19 @@ RuntimeCore::Slot *RuntimeCore::settled(Slot &slot, const CallKey &key, void *st
   // the driver compiles its PTX at the load) and later calls follow it.
   if (!slot.loading.exchange(true, std::memory_order_acq_rel)) {
     DeviceBackend *loader_backend = *backend;
-    loader_.post([this, &slot, key, sk, loader_backend] {
-      loader_backend->relax_capture_mode_of_this_thread();
-      swap_in(slot, key, sk);
-    });
+    try {
+      loader_.post([this, &slot, key, sk, loader_backend] {
+        loader_backend->relax_capture_mode_of_this_thread();
+        try {
+          swap_in(slot, key, sk);
+        } catch (const std::exception &e) {  // out of memory, say: keep serving what the slot has
+          slot.upgrade_failed.store(true, std::memory_order_relaxed);
+          log::warn("background JIT: " + canonical_text(key.contract) + ": loading failed: " + e.what());
+        }
+      });
+    } catch (const std::exception &) {
+      slot.loading.store(false, std::memory_order_release);  // not posted: a later call tries again
+    }
   }
   return &slot;
 }
@@ -308,6 +324,17 @@ RuntimeCore::Slot *RuntimeCore::swap_in(Slot &slot, const CallKey &key, const St
   Status s = result.status();
   auto next = std::make_unique<Slot>();
   if (s.ok()) s = load_into(*next, key, Resolution{result->binary, result->explanation, {}}, stream);
+  // A K-split kernel: an instance for every stream the old kernel ran on,
+  // so that a capture on any of them finds one loaded.
+  if (s.ok() && next->split_binary) {
+    std::vector<StreamKey> known;
+    {
+      std::shared_lock<std::shared_mutex> lock(slot.streams_mu);
+      for (const auto &entry : slot.streams) known.push_back(entry.first);
+    }
+    for (const StreamKey &other : known)
+      if (auto fn = function_for_key(*next, other); !fn.ok()) s = fn.status();
+  }
   if (!s.ok()) {
     // Failed compiles are already in the log and in explain: keep serving.
     slot.upgrade_failed.store(true, std::memory_order_relaxed);
@@ -325,6 +352,12 @@ RuntimeCore::Slot *RuntimeCore::swap_in(Slot &slot, const CallKey &key, const St
 StatusOr<FunctionHandle> RuntimeCore::function_for_stream(Slot &slot, void *stream) {
   if (!slot.split_binary) return slot.kernel.fn;
   return function_for_key(slot, stream_key(stream));
+}
+
+bool RuntimeCore::has_instance(Slot &slot, const StreamKey &sk) {
+  std::shared_lock<std::shared_mutex> lock(slot.streams_mu);
+  auto it = slot.streams.find(sk);
+  return it != slot.streams.end() && it->second->load(std::memory_order_acquire) != nullptr;
 }
 
 StatusOr<FunctionHandle> RuntimeCore::function_for_key(Slot &slot, const StreamKey &sk) {

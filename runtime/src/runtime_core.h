@@ -141,6 +141,8 @@ class RuntimeCore {
   // kernel the stream's instance (loaded on the stream's first call).
   StatusOr<FunctionHandle> function_for_stream(Slot &slot, void *stream);
   StatusOr<FunctionHandle> function_for_key(Slot &slot, const StreamKey &sk);
+  // Whether the slot's K-split kernel has this stream's instance loaded.
+  static bool has_instance(Slot &slot, const StreamKey &sk);
   // `instance` tells apart module instances of one code object ("" = shared).
   StatusOr<FunctionHandle> module_function(DeviceBackend &backend, int ordinal, const KernelBinary &kb,
                                            const std::string &instance = "");

@@ -8,9 +8,15 @@ void SerialWorker::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    tasks_.clear();  // what has not started is dropped; the running task finishes
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+size_t SerialWorker::pending() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tasks_.size();
 }
 
 void SerialWorker::post(std::function<void()> task) {
@@ -33,7 +39,10 @@ void SerialWorker::run() {
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();
     lock.unlock();
-    task();
+    try {
+      task();
+    } catch (...) {  // a task reports its own failures; the worker outlives them
+    }
     lock.lock();
   }
 }

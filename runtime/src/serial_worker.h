@@ -2,8 +2,9 @@
 // The background JIT's module loads go through it, so that the call that
 // finds a compiled kernel does not wait for its module load (on CUDA the
 // driver compiles the PTX there: tens of milliseconds). The thread starts on
-// the first post; stop() (also the destructor) runs what was posted, then
-// joins; a post after stop() runs the task on the caller's thread.
+// the first post; stop() (also the destructor) drops what has not started,
+// lets the running task finish and joins; a post after stop() runs the task
+// on the caller's thread. An exception out of a task is swallowed.
 #pragma once
 
 #include <condition_variable>
@@ -23,6 +24,7 @@ class SerialWorker {
 
   void post(std::function<void()> task);
   void stop();
+  size_t pending();  // posted, not started
 
  private:
   void run();

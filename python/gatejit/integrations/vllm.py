@@ -346,6 +346,10 @@ class GatejitOutputGate:
         paths = {d.takes_gatejit for d in routes.values()}
         if len(paths) == 1:  # one path for every size: no branch on M (nothing to specialise when tracing)
             return paths.pop()
+        if isinstance(m, torch.SymInt):
+            # A dynamic batch size under torch.compile: one graph serves every M,
+            # so one path: the smallest size's (decode). Static compile sizes route per size.
+            return routes[min(routes)].takes_gatejit
         return routing.covering(routes, int(m)).takes_gatejit
 
     def _fused_operands(self, hidden_states: Tensor, gate_proj: nn.Module, attn_output: Tensor, routed: bool = True):
