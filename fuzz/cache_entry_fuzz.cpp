@@ -10,6 +10,7 @@
 //
 // Built with -DGATEJIT_FUZZ_SEED_MAIN, this file is instead a small program
 // that writes valid seed entries into a directory (scripts/run_fuzzers.sh).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -87,7 +88,16 @@ void plant(const uint8_t *data, size_t size) {
   static const bool shard_made = cache().put(cache_key_text(), seed_binary("{}")).ok();
   if (!shard_made) std::abort();
   const std::string path = cache().entry_path(cache_key_text());
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(data), std::streamsize(size));
+  // Mode 0600 whatever the umask: the reader refuses (and keeps) a
+  // group-writable entry, which would hide every later input from it.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) std::abort();
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    if (n <= 0) std::abort();
+    done += size_t(n);
+  }
+  ::close(fd);
 }
 
 void read_once(const uint8_t *data, size_t size) {

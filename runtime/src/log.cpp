@@ -42,8 +42,12 @@ void write(Level level, const std::string &message) {
 void warn_once(const std::string &message) {
   static std::mutex mu;
   static std::set<std::string> seen;
+  // Bounded: messages echo their input (a bad cache entry's key, say), so a
+  // process fed many distinct bad inputs would otherwise keep them all.
+  constexpr size_t kMostRemembered = 4096;
   {
     std::lock_guard<std::mutex> lock(mu);
+    if (seen.size() >= kMostRemembered) seen.clear();
     if (!seen.insert(message).second) return;
   }
   warn(message);
