@@ -30,7 +30,8 @@ void init_amdgpu_mc_once() {
 
 }  // namespace
 
-StatusOr<Disassembly> disassemble_amdgpu(const llvm::object::ObjectFile &obj, const std::string &cpu) {
+StatusOr<std::vector<DecodedWord>> decode_amdgpu(llvm::ArrayRef<uint8_t> bytes, uint64_t address,
+                                                 const std::string &cpu) {
   init_amdgpu_mc_once();
   const llvm::Triple triple("amdgcn-amd-amdhsa");
   std::string error;
@@ -49,6 +50,38 @@ StatusOr<Disassembly> disassemble_amdgpu(const llvm::object::ObjectFile &obj, co
   std::unique_ptr<llvm::MCInstrAnalysis> analysis(target->createMCInstrAnalysis(mii.get()));
   if (!dis || !printer || !analysis) return internal_error("cannot create the AMDGPU disassembler for " + cpu);
 
+  std::vector<DecodedWord> out;
+  uint64_t offset = 0;
+  while (offset < bytes.size()) {
+    DecodedWord w;
+    w.address = address + offset;
+    llvm::MCInst inst;
+    uint64_t size = 0;
+    auto status = dis->getInstruction(inst, size, bytes.slice(offset), w.address, llvm::nulls());
+    if (status != llvm::MCDisassembler::Success || size == 0) {
+      w.size = 4;  // not an instruction (data or padding)
+      out.push_back(std::move(w));
+      offset += 4;
+      continue;
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    printer->printInst(&inst, w.address, "", *sti, os);
+    os.flush();
+    const size_t b = text.find_first_not_of(" \t");
+    w.text = b == std::string::npos ? text : text.substr(b);
+    uint64_t branch_target = 0;
+    if (analysis->isBranch(inst) && analysis->evaluateBranch(inst, w.address, size, branch_target))
+      w.branch_target = int64_t(branch_target);
+    w.size = uint32_t(size);
+    w.decoded = true;
+    out.push_back(std::move(w));
+    offset += size;
+  }
+  return out;
+}
+
+StatusOr<Disassembly> disassemble_amdgpu(const llvm::object::ObjectFile &obj, const std::string &cpu) {
   Disassembly out;
   for (const llvm::object::SectionRef &section : obj.sections()) {
     if (!section.isText()) continue;
@@ -58,37 +91,23 @@ StatusOr<Disassembly> disassemble_amdgpu(const llvm::object::ObjectFile &obj, co
       continue;
     }
     llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(contents->data()), contents->size());
-    uint64_t offset = 0;
-    while (offset < bytes.size()) {
-      llvm::MCInst inst;
-      uint64_t size = 0;
-      const uint64_t address = section.getAddress() + offset;
-      auto status = dis->getInstruction(inst, size, bytes.slice(offset), address, llvm::nulls());
-      if (status != llvm::MCDisassembler::Success || size == 0) {
+    auto words = decode_amdgpu(bytes, section.getAddress(), cpu);
+    if (!words.ok()) return words.status();
+    for (DecodedWord &w : *words) {
+      if (!w.decoded) {
         ++out.undecodable_words;
-        offset += 4;
         continue;
       }
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      printer->printInst(&inst, address, "", *sti, os);
-      os.flush();
       DisassembledInstruction d;
-      d.address = address;
-      const size_t b = text.find_first_not_of(" \t");
-      if (b != std::string::npos) {
-        const size_t e = text.find_first_of(" \t", b);
-        d.mnemonic = text.substr(b, e == std::string::npos ? std::string::npos : e - b);
-        if (e != std::string::npos) {
-          const size_t o = text.find_first_not_of(" \t", e);
-          if (o != std::string::npos) d.operands = text.substr(o);
-        }
+      d.address = w.address;
+      d.branch_target = w.branch_target;
+      const size_t e = w.text.find_first_of(" \t");
+      d.mnemonic = w.text.substr(0, e);
+      if (e != std::string::npos) {
+        const size_t o = w.text.find_first_not_of(" \t", e);
+        if (o != std::string::npos) d.operands = w.text.substr(o);
       }
-      uint64_t branch_target = 0;
-      if (analysis->isBranch(inst) && analysis->evaluateBranch(inst, address, size, branch_target))
-        d.branch_target = int64_t(branch_target);
       out.instructions.push_back(std::move(d));
-      offset += size;
     }
   }
   return out;

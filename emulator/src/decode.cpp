@@ -1,6 +1,7 @@
-// Decoding: LLVM's MC disassembler for AMDGPU turns the bytes into MCInsts
-// and prints them in the assembler's syntax (LLVM AMDGPUUsage, "AMDGPU
-// Instruction Syntax"; AMDGPUOperandSyntax); the emulator parses that
+// Decoding: LLVM's MC disassembler for AMDGPU (the compiler's decode_amdgpu)
+// turns the bytes into MCInsts and prints them in the assembler's syntax
+// (LLVM AMDGPUUsage, "AMDGPU Instruction Syntax"; AMDGPUOperandSyntax); the
+// emulator parses that
 // printed form once per module into Inst operands and modifiers. No bit of
 // the encoding is decoded here by hand.
 #include <cctype>
@@ -8,37 +9,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string_view>
 
-#include "llvm/MC/MCAsmInfo.h"
-#include "llvm/MC/MCContext.h"
-#include "llvm/MC/MCDisassembler/MCDisassembler.h"
-#include "llvm/MC/MCInst.h"
-#include "llvm/MC/MCInstPrinter.h"
-#include "llvm/MC/MCInstrAnalysis.h"
-#include "llvm/MC/MCInstrInfo.h"
-#include "llvm/MC/MCRegisterInfo.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/MCTargetOptions.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/raw_ostream.h"
+#include "amdgpu_disassembly.h"
 #include "machine.h"
 #include "op_table.h"
 #include "program.h"
 
 namespace gatejit::emulator {
 namespace {
-
-void init_mc_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeAMDGPUTargetInfo();
-    LLVMInitializeAMDGPUTargetMC();
-    LLVMInitializeAMDGPUDisassembler();
-  });
-}
 
 struct Raw {
   uint64_t address;
@@ -48,54 +27,18 @@ struct Raw {
 };
 
 StatusOr<std::vector<Raw>> disassemble(const CodeObject &co, uint64_t image_base) {
-  init_mc_once();
-  const llvm::Triple triple("amdgcn-amd-amdhsa");
-  const std::string cpu = co.target == Target::kGfx950 ? "gfx950" : "gfx942";
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) return internal_error("no AMDGPU MC target in this LLVM: " + error);
-  std::unique_ptr<llvm::MCRegisterInfo> mri(target->createMCRegInfo(triple));
-  llvm::MCTargetOptions mc_options;
-  std::unique_ptr<llvm::MCAsmInfo> mai(target->createMCAsmInfo(*mri, triple, mc_options));
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, cpu, ""));
-  std::unique_ptr<llvm::MCInstrInfo> mii(target->createMCInstrInfo());
-  if (!mri || !mai || !sti || !mii) return internal_error("cannot set up the AMDGPU disassembler for " + cpu);
-  llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get());
-  std::unique_ptr<llvm::MCDisassembler> dis(target->createMCDisassembler(*sti, ctx));
-  std::unique_ptr<llvm::MCInstPrinter> printer(
-      target->createMCInstPrinter(triple, mai->getAssemblerDialect(), *mai, *mii, *mri));
-  std::unique_ptr<llvm::MCInstrAnalysis> analysis(target->createMCInstrAnalysis(mii.get()));
-  if (!dis || !printer || !analysis) return internal_error("cannot create the AMDGPU disassembler for " + cpu);
-
   const CodeObject::Segment *seg = nullptr;
   for (const auto &s : co.segments)
     if (co.text_vaddr >= s.vaddr && co.text_vaddr + co.text_bytes <= s.vaddr + s.file_bytes) seg = &s;
   if (!seg) return corrupt("code object: .text is not in a loadable segment");
   llvm::ArrayRef<uint8_t> bytes(co.file.data() + seg->file_offset + (co.text_vaddr - seg->vaddr), co.text_bytes);
+  auto words = compiler::decode_amdgpu(bytes, image_base + co.text_vaddr,
+                                       co.target == Target::kGfx950 ? "gfx950" : "gfx942");
+  if (!words.ok()) return words.status();
   std::vector<Raw> out;
-  uint64_t offset = 0;
-  while (offset < bytes.size()) {
-    llvm::MCInst inst;
-    uint64_t size = 0;
-    const uint64_t address = image_base + co.text_vaddr + offset;
-    auto st = dis->getInstruction(inst, size, bytes.slice(offset), address, llvm::nulls());
-    if (st != llvm::MCDisassembler::Success || size == 0) {
-      // Not an instruction (data or padding): a word nothing may execute.
-      out.push_back({address, 4, "<undecodable>", -1});
-      offset += 4;
-      continue;
-    }
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    printer->printInst(&inst, address, "", *sti, os);
-    os.flush();
-    uint64_t bt = 0;
-    int64_t branch = -1;
-    if (analysis->isBranch(inst) && analysis->evaluateBranch(inst, address, size, bt)) branch = int64_t(bt);
-    const size_t b = text.find_first_not_of(" \t");
-    out.push_back({address, uint32_t(size), b == std::string::npos ? text : text.substr(b), branch});
-    offset += size;
-  }
+  out.reserve(words->size());
+  for (compiler::DecodedWord &w : *words)  // a word that did not decode is one nothing may execute
+    out.push_back({w.address, w.size, w.decoded ? std::move(w.text) : "<undecodable>", w.branch_target});
   return out;
 }
 
