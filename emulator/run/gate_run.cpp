@@ -15,22 +15,13 @@
 #include "gatejit/jit_hook.h"
 #include "gatejit/template_choice.h"
 #include "launch_args.h"
+#include "support/c_dtype.h"
 #include "support/gate_reference.h"
 
 namespace gatejit::emulator {
 namespace {
 
 using reference::HostTensor;
-
-gatejit_dtype_t c_dtype(DType d) {
-  switch (d) {
-    case DType::kBF16: return GATEJIT_BF16;
-    case DType::kF16: return GATEJIT_F16;
-    case DType::kF32: return GATEJIT_F32;
-    case DType::kFP8E4M3: return GATEJIT_FP8_E4M3;
-  }
-  return GATEJIT_F32;
-}
 
 // A device buffer of the emulated GPU holding `bytes` at `offset` past an
 // allocation (the misaligned cases).

@@ -30,6 +30,7 @@
 #include "support/cuda_driver.h"
 #include "gatejit/env_flag.h"
 #include "gatejit/gatejit.h"
+#include "support/c_dtype.h"
 #include "support/gate_reference.h"
 
 namespace gatejit::gputest {
@@ -57,16 +58,6 @@ const auto *g_env = ::testing::AddGlobalTestEnvironment(new SummaryPrinter);
 uint64_t fresh_seed() {
   static std::random_device rd;
   return (uint64_t(rd()) << 32) ^ rd();
-}
-
-gatejit_dtype_t c_dtype(DType d) {
-  switch (d) {
-    case DType::kBF16: return GATEJIT_BF16;
-    case DType::kF16: return GATEJIT_F16;
-    case DType::kF32: return GATEJIT_F32;
-    case DType::kFP8E4M3: return GATEJIT_FP8_E4M3;
-  }
-  return GATEJIT_F32;
 }
 
 // NaN in the storage dtype, so an element the kernel never writes fails.
