@@ -3,7 +3,7 @@
 # from source, runs the GPU suite (also under compute-sanitizer), the Python
 # binding tests, the comparison with PyTorch and the benchmark, and leaves
 # every log under $OUT. Kernels come from .device/kernels.gjb, made here by
-# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|gpu|python|bench|sweep|jit|serving|all]
+# scripts/prepare_device.sh. Usage: scripts/device_run.sh [tests|gpu|python|bench|sweep|jit|serving|background|all]
 # (several joined by commas, e.g. gpu,serving; SANITIZERS=0 leaves compute-sanitizer out of "gpu").
 # "bench" also runs bench/target_probe.py (the facts the performance model's
 # sm_90 row takes from a measurement).
@@ -18,6 +18,9 @@
 # at once (python/tests/test_background_jit.py, bench/serving_latency.py), and
 # the MLA block with measured routing against the block without it
 # (bench/routing_bench.py).
+# "background": the GPU suite and the Python suites in background JIT mode
+# (scripts/device_background.sh): the JIT library, the shipped generic bundle,
+# an empty cache; each first call served at once and checked.
 # "python" (also part of tests and all): `pip install .` into a fresh venv,
 # then the Python suites (binding, torch ops, vLLM adapter, package) against
 # the installed package, the adapter test once more without its callback
@@ -125,6 +128,9 @@ if has tests || has all || has gpu; then
 fi
 if has serving; then
   scripts/device_serving.sh "$OUT" "$BUILD" || status=1
+fi
+if has background; then
+  scripts/device_background.sh "$OUT" "$BUILD" || status=1
 fi
 if has tests || has all; then
   python_suites

@@ -10,8 +10,12 @@
 // with GATEJIT_TEST_JIT=1, from the JIT: no bundle, the JIT library named by
 // GATEJIT_JIT_LIBRARY compiles each kernel from its contract on first use
 // into the disk cache ($GATEJIT_CACHE_DIR), which serves it from then on (a
-// second run in a fresh process is all cache hits). Where no GPU is present
-// every test is skipped with the reason.
+// second run in a fresh process is all cache hits). With
+// GATEJIT_TEST_JIT_MODE=background as well, the runtime runs in background JIT
+// mode: each case's first call is served at once by whatever is loadable (the
+// shipped generic kernel) and checked, then prepare() waits for the
+// specialised kernel, which is checked as in the other modes. Where no GPU is
+// present every test is skipped with the reason.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -114,6 +118,7 @@ class GpuTest : public ::testing::Test {
     gatejit_runtime_options_t options = GATEJIT_RUNTIME_OPTIONS_INIT;
     if (jit_mode()) {
       ASSERT_TRUE(std::getenv("GATEJIT_JIT_LIBRARY")) << "GATEJIT_TEST_JIT=1 needs GATEJIT_JIT_LIBRARY";
+      if (background_mode()) options.jit_mode = GATEJIT_JIT_BACKGROUND;
     } else {
       const char *bundle = std::getenv("GATEJIT_TEST_BUNDLE");
       ASSERT_TRUE(bundle && *bundle) << "a GPU is present but GATEJIT_TEST_BUNDLE names no kernel bundle "
@@ -133,6 +138,15 @@ class GpuTest : public ::testing::Test {
     auto on = env_flag("GATEJIT_TEST_JIT");  // 1/true/yes/on, as every gatejit boolean variable
     if (!on.ok()) ADD_FAILURE() << on.status().message();
     return on.ok() && *on;
+  }
+  // GATEJIT_TEST_JIT_MODE: "sync" (the default) or "background" (with the JIT only).
+  static bool background_mode() {
+    const char *v = std::getenv("GATEJIT_TEST_JIT_MODE");
+    const std::string mode = v ? v : "sync";
+    if (mode != "sync" && mode != "background")
+      ADD_FAILURE() << "GATEJIT_TEST_JIT_MODE=" << mode << ": allowed are sync and background";
+    if (mode == "background" && !jit_mode()) ADD_FAILURE() << "GATEJIT_TEST_JIT_MODE=background needs GATEJIT_TEST_JIT=1";
+    return mode == "background" && jit_mode();
   }
   // The path a case expects. Under the JIT every kernel is the exact
   // contract's (there is no bundle with dynamic-M buckets), compiled now or
@@ -268,9 +282,30 @@ class GpuTest : public ::testing::Test {
     g_totals.exact_required += r.exact_required;
   }
 
+  // Background mode: the call's first launch, served by whatever is loadable
+  // while the specialised kernel compiles, is checked in full; then prepare()
+  // waits for the specialised kernel and swaps it in, for the checks that follow.
+  void serve_at_once_then_prepare(Buffers &b, const Case &c) {
+    if (!background_mode()) return;
+    char *text = nullptr;
+    ASSERT_EQ(expect_ok(gatejit_explain(rt_, &b.args, &text)), "");
+    const std::string served = text ? text : "";
+    gatejit_string_free(text);
+    // Generic meanwhile, or a kernel an earlier case (or process) compiled into the cache.
+    EXPECT_TRUE(served.rfind("generic (", 0) == 0 || served.find("from the disk cache") != std::string::npos)
+        << "served at once: " << served;
+    ASSERT_EQ(expect_ok(gatejit_gate_epilogue(rt_, &b.args)), "");
+    check(driver(nullptr)->cuCtxSynchronize(), "cuCtxSynchronize");
+    expect_all_correct(verify(b, c, download_out(b, c), c.rounding), "served at once (" + served + "): ");
+    ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &b.args)), "");
+    randomize(b, c);
+    upload(b, c);  // fresh inputs, the out poisoned again
+  }
   void run_and_check(const Case &c) {
     SCOPED_TRACE(case_name(c));
     Buffers b = make(c);
+    serve_at_once_then_prepare(b, c);
+    if (HasFatalFailure()) return;
     char *text = nullptr;
     ASSERT_EQ(expect_ok(gatejit_explain(rt_, &b.args, &text)), "");
     const std::string explanation = text ? text : "";
@@ -805,6 +840,7 @@ TEST_P(BackToBackChain, EveryStepSeesItsProducersOutput) {
   };
   char *text = nullptr;
   gatejit_gate_args_t first = step_args(0);
+  if (background_mode()) ASSERT_EQ(expect_ok(gatejit_prepare(rt_, &first)), "");  // the chain's own kernel
   ASSERT_EQ(expect_ok(gatejit_explain(rt_, &first, &text)), "");
   expect_path(text ? text : "", c.expect);
   gatejit_string_free(text);
