@@ -59,12 +59,16 @@ std::string specialised_label(const std::string &form, const std::string &detail
 // left to the compiler where the compiler picked that template. First the
 // exact contract, then its dynamic-M buckets: the smallest that holds M;
 // above 16 the larger ones too (a kernel planned for more rows is still far
-// ahead of the generic one); a decode M the 16-bucket only.
-std::vector<Candidate> specialised_candidates(const Contract &c) {
+// ahead of the generic one); a decode M the 16-bucket only. `compiler_form`
+// (the compiler's pick for an auto contract, where the JIT can tell): only
+// that form's keys serve it, so a kernel compiled for a contract that asked
+// for another form (a test, an A/B) never stands in for the compiler's choice.
+std::vector<Candidate> specialised_candidates(const Contract &c, const std::string &compiler_form) {
   std::vector<TemplateKind> keys = {c.template_kind};
   if (c.template_kind == TemplateKind::kAuto)
     for (TemplateKind kind : {TemplateKind::kGemv, TemplateKind::kMma})
-      if (!template_refusal(c, kind)) keys.push_back(kind);
+      if (!template_refusal(c, kind) && (compiler_form.empty() || compiler_form == template_name(kind)))
+        keys.push_back(kind);
   std::vector<Candidate> out;
   for (TemplateKind kind : keys) {
     Contract exact = c;
@@ -231,6 +235,18 @@ StatusOr<Resolution> Resolver::jit(const Contract &candidate, Mode mode, const D
                                         (stored.ok() ? "" : " (not stored in the disk cache: " + stored.message() + ")")};
 }
 
+std::string Resolver::compiler_form(const Contract &c) const {
+  if (c.template_kind != TemplateKind::kAuto) return "";
+  JitHook hook;
+  {
+    std::shared_lock lock(mu_);
+    hook = jit_;
+  }
+  if (!hook.form) return "";
+  auto form = hook.form(c);
+  return form.ok() ? *form : "";
+}
+
 Status Resolver::jit_usable(const JitHook &hook) const {
   if (!hook.compile) return not_found("JIT not attached (the compiler library is not linked in)");
   if (options_.disable_jit) return not_found("JIT disabled (GATEJIT_DISABLE_JIT=1, GATEJIT_JIT=off or disable_jit)");
@@ -283,7 +299,7 @@ StatusOr<Resolution> Resolver::run(const Contract &c, Mode mode) {
   else if (c.template_kind == TemplateKind::kAuto) refusal = specialised_refusal(c);
   std::vector<std::string> misses;
   if (!refusal) {
-    const std::vector<Candidate> candidates = specialised_candidates(c);
+    const std::vector<Candidate> candidates = specialised_candidates(c, compiler_form(c));
     for (const Candidate &candidate : candidates) {
       const std::string detail = candidate.detail;
       auto r = lookup(

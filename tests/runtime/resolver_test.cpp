@@ -237,6 +237,32 @@ TEST_F(ResolverTest, BundlesKeyedByTheirTemplateStillServe) {
   EXPECT_EQ(res->binary.symbol, "gatejit_thin");
 }
 
+// With a compiler attached, an auto contract is served only by the kernels
+// of the form the compiler picks: a gemv compiled because a contract asked for
+// it (a test, an A/B) does not stand in for the mma the compiler would build.
+TEST_F(ResolverTest, AnAutoContractTakesOnlyTheCompilersFormFromFormKeys) {
+  const Contract c = normalized(4);  // fake_form: the mma
+  Contract as_gemv = c, as_mma = c;
+  as_gemv.template_kind = TemplateKind::kGemv;
+  as_mma.template_kind = TemplateKind::kMma;
+  Resolver r(options(/*disable_jit=*/true));
+  ASSERT_TRUE(r.add_bundle(write_bundle("g.gjb", {binary_for(as_gemv, "x", "asked-gemv")})).ok());
+  // No compiler to say which form: the gemv's key serves (bundles keyed by template).
+  auto res = r.resolve(c);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised gemv from bundle g.gjb");
+  // The compiler picks the mma: the gemv's key is passed over.
+  r.set_jit(counting_jit());
+  res = r.resolve(c);
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().message().find("specialised gemv: not in"), std::string::npos) << res.status().message();
+  ASSERT_TRUE(r.add_bundle(write_bundle("m.gjb", {binary_for(as_mma, "x", "asked-mma")})).ok());
+  res = r.resolve(c);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->explanation, "specialised mma from bundle m.gjb");
+  EXPECT_EQ(compiles_, 0);
+}
+
 TEST_F(ResolverTest, DynamicBucketServesOtherM) {
   Resolver r(options(/*disable_jit=*/true));
   ASSERT_TRUE(r.add_bundle(write_bundle("b.gjb", {binary_for(bucket_of(normalized(3)), "x", "bucket")})).ok());

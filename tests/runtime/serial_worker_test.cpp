@@ -64,12 +64,15 @@ TEST(SerialWorker, StopFinishesTheRunningTaskAndDropsTheRest) {
   SerialWorker worker;
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  std::atomic<bool> first_done{false};
+  std::atomic<bool> first_started{false}, first_done{false};
   std::atomic<int> rest{0};
   worker.post([&] {
+    first_started = true;
     released.wait();
     first_done = true;
   });
+  // Until the worker thread has taken the first task, stop() would drop it too.
+  while (!first_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   for (int i = 0; i < 7; ++i) worker.post([&] { ++rest; });
   std::thread stopper([&] { worker.stop(); });
   // The first task blocks the worker, so the queue empties only by stop().
