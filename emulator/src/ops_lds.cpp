@@ -58,11 +58,12 @@ void ds_read2(Wave &w, const Inst &in) {
   issue_memory(w, in, Counter::kLgkm, false, &in.op[0], 2 * regs);
   const uint32_t o0 = uint32_t(in.m.offset0) * Bytes * Stride, o1 = uint32_t(in.m.offset1) * Bytes * Stride;
   for_lanes(w.exec(), [&](int l) {
-    uint32_t t[2];
-    std::memcpy(t, lds_read(w, in, addr[l] + o0, Bytes), Bytes);
-    for (int k = 0; k < regs; ++k) d[k][l] = t[k];
-    std::memcpy(t, lds_read(w, in, addr[l] + o1, Bytes), Bytes);
-    for (int k = 0; k < regs; ++k) d[regs + k][l] = t[k];
+    // Both addresses before any result: vdst may overlap vaddr.
+    const uint32_t a0 = addr[l] + o0, a1 = addr[l] + o1;
+    uint32_t t[4];
+    std::memcpy(t, lds_read(w, in, a0, Bytes), Bytes);
+    std::memcpy(t + regs, lds_read(w, in, a1, Bytes), Bytes);
+    for (int k = 0; k < 2 * regs; ++k) d[k][l] = t[k];
   });
 }
 
