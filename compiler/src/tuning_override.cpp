@@ -97,6 +97,10 @@ constexpr TuningKey kKeys[] = {
      &O::attn},
     {"prefetch", K::kSwitch, 0, 1, 1, {}, "sm_90 mma: attn's lines asked into L2 at the kernel's start", nullptr,
      &O::prefetch},
+    {"elements", K::kSwitch, 0, 1, 1, {},
+     "mma: each wave finishes the outputs it sums (1) or the block finishes them in pieces (0); unsplit, 16-bit "
+     "weights, an out in attn's dtype",
+     nullptr, &O::elements},
 };
 
 const TuningKey *find_key(std::string_view name) {

@@ -56,7 +56,7 @@ struct TuningOverride {
   std::optional<bool> gwfirst;
   // the register-streamed mma (templates/mma.mlir)
   std::optional<int64_t> rt, ksplit, budget, vecs, groups, mtiles, mstride, mrows, unroll, vw;
-  std::optional<bool> gfx950_plan;
+  std::optional<bool> gfx950_plan, elements;
   // the K split across workgroups (both mma forms)
   std::optional<int64_t> splits, round;
   std::optional<bool> poll, oneround;

@@ -68,6 +68,7 @@
 // param ATTN_PREFETCH: whether attn's lines are asked into L2 at the kernel's start
 // param OUT_SCALE_ARG: the out scales passed to the out's entry points (empty otherwise)
 // param OUT_SCALE_TYPE: the type of OUT_SCALE_ARG (empty otherwise)
+// param ELEMENT_FINISH: whether each wave finishes the outputs it sums itself (no K split, an out in attn's dtype, a 16-bit weight)
 // param EPILOGUE: the snippets the kernel calls, filled in
 // mma: the matrix-core template, any M (decode on sm_90, batched decode and
 // prefill on both targets; grid y tiles M past one block's M_STRIDE rows). The
@@ -93,6 +94,10 @@
 // accumulator element; the sums go to workgroup memory in output order, and
 // the block finishes them in pieces of VW columns of a row
 // (epilogue_pieces.mlir: 16-byte attn loads and out stores where allowed).
+// With ELEMENT_FINISH the wave that sums an output also finishes it (one
+// element: its attn value loaded after the K loop, 2-byte stores): for the
+// few outputs of a decode block that saves the sums' second trip through
+// workgroup memory and its barrier.
 //
 // With SPLITS > 1, grid z also splits K: block z takes the steps of waves
 // z * KSPLIT .. z * KSPLIT + KSPLIT - 1 of KSPLIT_ALL (= KSPLIT * SPLITS)
@@ -236,6 +241,17 @@ module attributes {gpu.container_module} {
         scf.yield %a2 : vector<${TILES}x4xf32>
       }
 
+      // ELEMENT_FINISH: the attn values of the elements this wave finishes,
+      // in flight while the block reduces.
+      %element_finish = arith.constant ${ELEMENT_FINISH}
+      %own_attn = scf.if %element_finish -> (vector<${OWN}x${T}>) {
+        %oa = func.call @load_owned_attn(%attn, %kp, %lane, %wrow0, %mrow0, %m_i)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, index) -> vector<${OWN}x${T}>
+        scf.yield %oa : vector<${OWN}x${T}>
+      } else {
+        %oz = arith.constant dense<0.0> : vector<${OWN}x${T}>
+        scf.yield %oz : vector<${OWN}x${T}>
+      }
       %attn_pre = scf.if %attn_after -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
         %post = func.call @load_pieces_attn(%attn, %tid, %bid, %mrow0, %m_i, %aligned)
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
@@ -368,6 +384,11 @@ module attributes {gpu.container_module} {
             }
           } {gatejit.unroll}
         } else {
+          scf.if %element_finish {
+            func.call @finish_owned(%out, %dots, %own_attn, %kp, %lane, %wrow0, %mrow0, %m_i)
+                : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${OWN}xf32>, vector<${OWN}x${T}>,
+                   index, index, index, index, index) -> ()
+          } else {
           scf.for %o = %c0 to %own step %c1 {
             %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
                 : (index, index, index) -> (index, index, index, i1)
@@ -384,6 +405,7 @@ module attributes {gpu.container_module} {
                  index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
           func.call @out_groups_done(%out, %tid, %out_col0, %mrow0, %m_i${OUT_SCALE_ARG})
               : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
+          }
         }
       }
       gpu.return

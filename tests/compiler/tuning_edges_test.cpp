@@ -90,6 +90,7 @@ const std::multimap<std::string_view, EdgeContract> &edge_contracts() {
       {"attn", {"--target gfx950 --m 16 --n 1536 --k 7168 --template mma", "", "mma"}},
       {"attn", {kGfx950Gemv, "", "gemv"}},
       {"prefetch", {"--target sm_90 --m 1 --n 3072 --k 7168 --template mma", "", "mma"}},
+      {"elements", {"--target sm_90 --m 4 --n 1536 --k 7168 --template mma", "", "mma"}},
   };
   return cases;
 }

@@ -34,6 +34,7 @@ struct StreamedSchedule {
   bool grid_resident = false;  // the grid is placed at once, its occupancy pinned
   int64_t piece_width = 8;     // VW: the epilogue piece's columns
   bool weight_run_load = false;  // a lane's VECS weight vectors of a row loaded as one run
+  bool element_finish = false;   // each wave finishes the outputs it sums (ELEMENT_FINISH), no pieces
 };
 
 // The tiled mma (templates/mma_tiled.mlir): BN x BM block tiles streaming

@@ -189,6 +189,12 @@ StreamedSchedule plan_streamed(const Contract &c, const TuningOverride &o) {
   t.piece_width = piece_width(c, t, ceil_div(c.n, t.groups * t.rt * t.tile_w) * tiles_m * t.splits, block);
   const int64_t widest = std::min<int64_t>(8, t.rt * t.tile_w);
   if (o.has("vw") && (o.at("vw") == 4 || o.at("vw") == 8) && widest % o.at("vw") == 0) t.piece_width = o.at("vw");
+  // The epilogue an element at a time where the table's rule says so
+  // (elements=0|1 overrides): only without a K split, for an out in attn's
+  // dtype and a 16-bit weight (no scales on the sums).
+  const Choice *epilogue = table_of(c.target).find("streamed_epilogue", c);
+  t.element_finish = o.has("elements") ? o.at("elements") != 0 : epilogue && epilogue->flag("elements");
+  t.element_finish = t.element_finish && t.splits == 1 && !c.fp8_out() && c.dtype_weight != DType::kFP8E4M3;
   return t;
 }
 

@@ -97,8 +97,9 @@ void apply_streamed(KernelPlan &p, const StreamedSchedule &t) {
   P["W_RUN_LOAD"] = t.weight_run_load ? "true" : "false";
   set("W_RUN", 8 * t.vecs);
   set("W_RUN_ALIGN", std::min<int64_t>(16, 8 * t.vecs * dtype_bytes(c.dtype_weight)));
+  P["ELEMENT_FINISH"] = t.element_finish ? "true" : "false";
   p.snippets = {fragment_snippet(c.target), "mma_tiles", "epilogue_pieces", "split_arrival", "split_poll", "split_poll_pieces",
-                prefetch_snippet(c.target)};
+                prefetch_snippet(c.target), t.element_finish ? "finish_owned_elements" : "finish_owned_none"};
   const bool per_channel = c.weight_scale == WeightScale::kPerChannel;
   p.snippets.push_back(per_channel ? "scale_sums_per_channel" : "scale_sums_none");
   if (c.weight_scale != WeightScale::kBlock128) p.snippets.push_back("step_scales_none");
@@ -125,7 +126,8 @@ void layout_streamed(KernelPlan &p, const StreamedSchedule &t) {
 TuningValues report_streamed(const StreamedSchedule &t) {
   return {{"RT", t.rt},         {"MT", t.mt},         {"M_STRIDE", t.m_stride},
           {"KSPLIT", t.ksplit}, {"VECS", t.vecs},     {"UNROLL", t.unroll},
-          {"GROUPS", t.groups}, {"SPLITS", t.splits}, {"SPLIT_POLL", t.splits > 1 && t.poll}, {"VW", t.piece_width}};
+          {"GROUPS", t.groups}, {"SPLITS", t.splits}, {"SPLIT_POLL", t.splits > 1 && t.poll}, {"VW", t.piece_width},
+          {"ELEMENT_FINISH", t.element_finish}};
 }
 
 }  // namespace gatejit::compiler

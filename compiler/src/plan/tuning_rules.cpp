@@ -23,6 +23,8 @@ std::span<const RuleSpec> rule_specs() {
        true},
       {"streamed_poll", {"poll"}, {}, true},
       {"streamed_weight_run", {"run_load"}, {}, true},
+      // streamed.cpp: whether each wave finishes the outputs it sums (not the block, in pieces).
+      {"streamed_epilogue", {"elements"}, {}, false},
       // tiled.cpp: the tiled form's block tile, where it applies at all.
       {"tiled_shape",
        {"bn", "bm", "bk", "stages", "stage_budget", "waves", "per_cu", "wgmma", "asked_only", "only_polled"},
