@@ -14,15 +14,13 @@ set -uo pipefail
 OUT=$1
 BUILD=$2
 status=0
-step() { echo; echo "=== $* ($(date +%T))"; }
+source "$(dirname "$0")/device_common.sh"
 work=/tmp/gatejit-background
 logs=$work/logs
 rm -rf "$work" && mkdir -p "$logs"
 pack() { tar czf "$OUT/background_logs.tar.gz" -C "$work" logs; }
 lib=$work/libgatejit_jit.so
-python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
-  .device/libgatejit_jit.so.xz "$lib" || { echo "no .device/libgatejit_jit.so.xz (scripts/prepare_device.sh)"; exit 1; }
-cp .device/gatejit-generic.gjb "$work/" || { echo "no .device/gatejit-generic.gjb (scripts/prepare_device.sh)"; exit 1; }
+unpack_jit_library "$work" generic
 # The suite links the runtime statically: it looks for the shipped bundle beside itself.
 cp .device/gatejit-generic.gjb "$BUILD/tests/"
 trap 'rm -f "$BUILD/tests/gatejit-generic.gjb"' EXIT

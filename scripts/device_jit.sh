@@ -18,14 +18,13 @@ set -uo pipefail
 OUT=$1
 BUILD=$2
 status=0
-step() { echo; echo "=== $* ($(date +%T))"; }
+source "$(dirname "$0")/device_common.sh"
 work=/tmp/gatejit-jit
 logs=$work/logs  # packed into $OUT/jit_logs.tar.gz after every phase (a killed run still returns them)
 rm -rf "$work" && mkdir -p "$logs"
 pack() { tar czf "$OUT/jit_logs.tar.gz" -C "$work" logs; }
 lib=$work/libgatejit_jit.so
-python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
-  .device/libgatejit_jit.so.xz "$lib" || { echo "no .device/libgatejit_jit.so.xz (scripts/prepare_device.sh)"; exit 1; }
+unpack_jit_library "$work"
 unset GATEJIT_TEST_BUNDLE GATEJIT_BUNDLE_PATH GATEJIT_DISABLE_JIT GATEJIT_TEMPLATE
 export GATEJIT_JIT_LIBRARY=$lib GATEJIT_LIBRARY=$lib GATEJIT_TEST_JIT=1
 # GATEJIT_NATIVE_CODE=1 (opt-in cubins in the disk cache): the suites run with the driver's cache off.

@@ -36,7 +36,7 @@ BUNDLE=$PWD/.device/kernels.gjb
 export GATEJIT_TEST_BUNDLE=$BUNDLE GATEJIT_BUNDLE_PATH=$BUNDLE GATEJIT_DISABLE_JIT=1
 export GATEJIT_LIBRARY=$PWD/$BUILD/runtime/libgatejit.so PYTHONUNBUFFERED=1
 status=0
-step() { echo; echo "=== $* ($(date +%T))"; }
+source scripts/device_common.sh
 
 step "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"

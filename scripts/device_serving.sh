@@ -12,7 +12,7 @@ set -uo pipefail
 OUT=$1
 BUILD=$2
 status=0
-step() { echo; echo "=== $* ($(date +%T))"; }
+source "$(dirname "$0")/device_common.sh"
 
 if [ "${ROUTING:-1}" = 1 ]; then  # ROUTING=0: the JIT part only
   step "measured routing: the MLA block with GatejitOutputGate(measure=True) against the block without it"
@@ -24,9 +24,7 @@ fi
 work=/tmp/gatejit-serving
 rm -rf "$work" && mkdir -p "$work"
 lib=$work/libgatejit_jit.so
-python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
-  .device/libgatejit_jit.so.xz "$lib" || { echo "no .device/libgatejit_jit.so.xz (scripts/prepare_device.sh)"; exit 1; }
-cp .device/gatejit-generic.gjb "$work/" || { echo "no .device/gatejit-generic.gjb (scripts/prepare_device.sh)"; exit 1; }
+unpack_jit_library "$work" generic
 (
   unset GATEJIT_TEST_BUNDLE GATEJIT_BUNDLE_PATH GATEJIT_DISABLE_JIT GATEJIT_TEMPLATE
   export GATEJIT_LIBRARY=$lib GATEJIT_LOG=info
