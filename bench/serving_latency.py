@@ -81,8 +81,8 @@ def child(phase: str, out: Path, pace_ms: float) -> None:
     next_call = time.perf_counter()
     for m, act in order:
         h, a, o = tensors[m]
-        if pace_ms:  # paced: one call every pace_ms, as traffic would come
-            next_call += pace_ms / 1e3
+        if pace_ms:  # paced: one call every pace_ms, as traffic would come (a late call does not make the next ones early)
+            next_call = max(next_call + pace_ms / 1e3, time.perf_counter())
             while time.perf_counter() < next_call:
                 time.sleep(max(0.0, min(1e-3, next_call - time.perf_counter())))
         t0 = time.perf_counter()

@@ -242,7 +242,9 @@ std::string Resolver::compiler_form(const Contract &c) const {
     std::shared_lock lock(mu_);
     hook = jit_;
   }
-  if (!hook.form) return "";
+  // Only a compiler that may build the kernel decides: without one, a
+  // kernel of either form beats the generic.
+  if (!hook.form || !jit_usable(hook).ok()) return "";
   auto form = hook.form(c);
   return form.ok() ? *form : "";
 }

@@ -84,7 +84,7 @@ class Resolver {
   std::string jit_label(const JitHook &hook, const Contract &candidate, const Describe &describe) const;
   Status jit_usable(const JitHook &hook) const;
   // The form the attached compiler picks for an auto contract ("" where it
-  // cannot tell, or `c` names a template).
+  // cannot tell, may not compile, or `c` names a template).
   std::string compiler_form(const Contract &c) const;
 
   ResolverOptions options_;

@@ -186,8 +186,22 @@ module attributes {gpu.container_module} {
         func.call @prefetch_pieces_attn(%attn, %tid, %bid, %mrow0, %m_i)
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index) -> ()
       }
+      // ELEMENT_FINISH: the attn values are those of the elements this wave
+      // finishes (@load_owned_attn), before or after the loop as the pieces' would be.
+      %element_finish = arith.constant ${ELEMENT_FINISH}
+      %pieces = arith.xori %element_finish, %true : i1
+      %pieces_before = arith.andi %attn_before, %pieces : i1
+      %owned_before = arith.andi %attn_before, %element_finish : i1
+      %owned_zero = arith.constant dense<0.0> : vector<${OWN}x${T}>
+      %owned_start = scf.if %owned_before -> (vector<${OWN}x${T}>) {
+        %oa = func.call @load_owned_attn(%attn, %kp, %lane, %wrow0, %mrow0, %m_i)
+            : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, index) -> vector<${OWN}x${T}>
+        scf.yield %oa : vector<${OWN}x${T}>
+      } else {
+        scf.yield %owned_zero : vector<${OWN}x${T}>
+      }
       %attn_zero = arith.constant dense<0.0> : vector<${PIECE_SLOTS}x${VW}x${T}>
-      %attn_start = scf.if %attn_before -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+      %attn_start = scf.if %pieces_before -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
         %pre = func.call @load_pieces_attn(%attn, %tid, %bid, %mrow0, %m_i, %aligned)
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
         scf.yield %pre : vector<${PIECE_SLOTS}x${VW}x${T}>
@@ -241,18 +255,19 @@ module attributes {gpu.container_module} {
         scf.yield %a2 : vector<${TILES}x4xf32>
       }
 
-      // ELEMENT_FINISH: the attn values of the elements this wave finishes,
-      // in flight while the block reduces.
-      %element_finish = arith.constant ${ELEMENT_FINISH}
-      %own_attn = scf.if %element_finish -> (vector<${OWN}x${T}>) {
+      // ELEMENT_FINISH, attn not loaded before the loop: the owned elements'
+      // attn now, in flight while the block reduces.
+      %not_before = arith.xori %attn_before, %true : i1
+      %owned_after = arith.andi %element_finish, %not_before : i1
+      %own_attn = scf.if %owned_after -> (vector<${OWN}x${T}>) {
         %oa = func.call @load_owned_attn(%attn, %kp, %lane, %wrow0, %mrow0, %m_i)
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, index) -> vector<${OWN}x${T}>
         scf.yield %oa : vector<${OWN}x${T}>
       } else {
-        %oz = arith.constant dense<0.0> : vector<${OWN}x${T}>
-        scf.yield %oz : vector<${OWN}x${T}>
+        scf.yield %owned_start : vector<${OWN}x${T}>
       }
-      %attn_pre = scf.if %attn_after -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
+      %pieces_after = arith.andi %attn_after, %pieces : i1
+      %attn_pre = scf.if %pieces_after -> (vector<${PIECE_SLOTS}x${VW}x${T}>) {
         %post = func.call @load_pieces_attn(%attn, %tid, %bid, %mrow0, %m_i, %aligned)
             : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, index, index, index, index, i1) -> vector<${PIECE_SLOTS}x${VW}x${T}>
         scf.yield %post : vector<${PIECE_SLOTS}x${VW}x${T}>

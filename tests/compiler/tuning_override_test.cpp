@@ -40,7 +40,7 @@ int64_t next_refused(const TuningKey &k, int64_t v, int dir) {
 }
 
 TEST(TuningOverride, EveryKeyTakesItsRangeAndRefusesPastIt) {
-  ASSERT_EQ(tuning_keys().size(), 38u);
+  ASSERT_EQ(tuning_keys().size(), 39u);
   for (const TuningKey &k : tuning_keys()) {
     SCOPED_TRACE(std::string(k.name));
     const int64_t lo = k.only.empty() ? k.min : k.only.front(), hi = k.only.empty() ? k.max : k.only.back();

@@ -226,15 +226,15 @@ std::vector<Case> cases() {
     v.push_back(c);
   }
   // The streamed mma's element-wise finish (sm_90's decode plan; elements=1
-  // asks gfx950 for it): in place with a partial column group and the fused
-  // rounding (its ds_read2 writes the register it reads its address from),
-  // and with attn and out misaligned.
+  // asks gfx950 for it), attn loaded before the loop and after it: in place
+  // with a partial column group and the fused rounding (its ds_read2 writes
+  // the register it reads its address from), and attn and out misaligned.
   {
     Case c{3, 1000, 1024, kF16, silu, fused, true, 0, mma, TemplateKind::kMma};
-    c.tuning = "elements=1";
+    c.tuning = "elements=1,attn=2";
     v.push_back(c);
     c = Case{8, 1536, 1024, kBF16, sig, b, false, 0, mma, TemplateKind::kMma};
-    c.tuning = "elements=1";
+    c.tuning = "elements=1,attn=1";
     c.attn_out_misalign = 6;
     v.push_back(c);
   }

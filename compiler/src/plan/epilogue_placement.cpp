@@ -53,8 +53,6 @@ AttnPlacement plan_attn(const KernelPlan &p, const TuningOverride &o) {
   a.at = table.choose("attn_load", c, facts).get("at", 0);
   if (o.has("attn")) a.at = std::clamp<int64_t>(o.at("attn"), 0, 2);
   if ((streamed ? streamed->splits : 1) > 1) a.at = 0;
-  // The element-wise finish loads its own attn values after the loop.
-  if (streamed && streamed->element_finish) a.at = 0;
   a.prefetch = table.choose("attn_prefetch", c, facts).flag("prefetch");
   if (o.has("prefetch")) a.prefetch = o.at("prefetch") != 0;
   // Only sm_90 has the L2 prefetch (prefetch_l2_sm90); it is moot where

@@ -34,7 +34,8 @@ nlohmann::json schedule_json(const Schedule &s) {
           return {{"form", "streamed"}, {"tile_w", f.tile_w},   {"rt", f.rt},           {"mt", f.mt},
                   {"ksplit", f.ksplit}, {"vecs", f.vecs},       {"unroll", f.unroll},   {"groups", f.groups},
                   {"m_stride", f.m_stride}, {"splits", f.splits}, {"poll", f.poll},     {"grid_resident", f.grid_resident},
-                  {"piece_width", f.piece_width}, {"weight_run_load", f.weight_run_load}};
+                  {"piece_width", f.piece_width}, {"weight_run_load", f.weight_run_load},
+                  {"element_finish", f.element_finish}};
         } else if constexpr (std::is_same_v<S, TiledSchedule>) {
           return {{"form", "tiled"},
                   {"bn", f.bn},
