@@ -51,6 +51,9 @@ AttnPlacement plan_attn(const KernelPlan &p, const TuningOverride &o) {
   const TuningTable &table = table_of(c.target);
   AttnPlacement a;
   a.at = table.choose("attn_load", c, facts).get("at", 0);
+  // The table's "before the loop" was measured for the pieces; the element-wise
+  // finish loads after the loop until it is measured there (attn=2 asks for it).
+  if (streamed && streamed->element_finish && a.at == 2) a.at = 1;
   if (o.has("attn")) a.at = std::clamp<int64_t>(o.at("attn"), 0, 2);
   if ((streamed ? streamed->splits : 1) > 1) a.at = 0;
   a.prefetch = table.choose("attn_prefetch", c, facts).flag("prefetch");
