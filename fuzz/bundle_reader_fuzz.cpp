@@ -26,6 +26,7 @@
 #include "bundle.h"
 #include "bundle_extract.h"
 #include "gatejit/contract.h"
+#include "kernel_entry_seal.h"
 
 namespace {
 
@@ -56,8 +57,8 @@ bool reseal(std::vector<uint8_t> &b) {
       const uint64_t off = get(b, rec + bf::kRecordPayloadOffset, 8), stored = get(b, rec + bf::kRecordStoredSizeOffset, 8);
       if (!in_range(off, stored, b.size())) continue;
       const bool zstd = get(b, rec + bf::kRecordFlagsOffset, 4) & bf::kEntryFlagZstd;
-      if (!zstd && stored >= 16 && std::memcmp(b.data() + off, "GJKB", 4) == 0)
-        put64(b, size_t(off + stored - 8), XXH3_64bits(b.data() + off, size_t(stored - 8)));
+      if (!zstd && gatejit::fuzz::is_kernel_entry(b.data() + off, size_t(stored)))
+        gatejit::fuzz::seal_kernel_entry(b.data() + off, size_t(stored));
       put64(b, rec + bf::kRecordSumOffset, XXH3_64bits(b.data() + off, size_t(stored)));
     }
     put64(b, bf::kHeaderIndexSumOffset, XXH3_64bits(b.data() + index_off, size_t(index_size)));

@@ -21,13 +21,11 @@
 #include <string>
 #include <vector>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "disk_cache.h"
 #include "gatejit/contract.h"
 #include "gatejit/kernel_binary.h"
 #include "json_input.h"
+#include "kernel_entry_seal.h"
 
 namespace {
 
@@ -130,10 +128,9 @@ void read_once(const uint8_t *data, size_t size) {
 #ifndef GATEJIT_FUZZ_SEED_MAIN
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   read_once(data, size);
-  if (size >= 16 && std::memcmp(data, "GJKB", 4) == 0) {
+  if (gatejit::fuzz::is_kernel_entry(data, size)) {
     std::vector<uint8_t> sealed(data, data + size);
-    const uint64_t sum = XXH3_64bits(sealed.data(), sealed.size() - 8);
-    for (int i = 0; i < 8; ++i) sealed[sealed.size() - 8 + i] = uint8_t(sum >> (8 * i));
+    gatejit::fuzz::seal_kernel_entry(sealed.data(), sealed.size());
     read_once(sealed.data(), sealed.size());
   }
   return 0;

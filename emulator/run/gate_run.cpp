@@ -262,19 +262,23 @@ StatusOr<GateRunReport> run_gate(EmulatedGpu &gpu, const GateRunRequest &r) {
       args.weight_scale = {p.d_scales.data(), GATEJIT_F32, shape.rows, shape.cols, shape.cols};
     }
     if (p.groups) args.out_scale = {p.d_out_scales.data(), GATEJIT_F32, M, p.groups, p.groups};
-    char *text = nullptr;
-    const std::string explained = status_text(gatejit_explain(rt, &args, &text));
-    if (!explained.empty()) return device_error("explain: " + explained);
-    report.path = text ? text : "";
-    gatejit_string_free(text);
+    auto explain = [&]() -> StatusOr<std::string> {
+      char *text = nullptr;
+      const std::string failed = status_text(gatejit_explain(rt, &args, &text));
+      const std::string out = text ? text : "";
+      gatejit_string_free(text);
+      if (!failed.empty()) return device_error("explain: " + failed);
+      return out;
+    };
+    auto first = explain();
+    if (!first.ok()) return first.status();
+    report.path = *first;
     // Background JIT: polls the explanation (bounded) until `done` holds.
     auto explain_until = [&](auto done) -> std::string {
       std::string now;
       for (int tries = 0; tries < 6000; ++tries) {
-        char *t = nullptr;
-        const std::string failed = status_text(gatejit_explain(rt, &args, &t));
-        now = failed.empty() ? (t ? t : "") : "explain: " + failed;
-        gatejit_string_free(t);
+        auto e = explain();
+        now = e.ok() ? *e : e.status().message();
         if (done(now)) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }

@@ -1,9 +1,8 @@
 // Decoding: LLVM's MC disassembler for AMDGPU (the compiler's decode_amdgpu)
 // turns the bytes into MCInsts and prints them in the assembler's syntax
 // (LLVM AMDGPUUsage, "AMDGPU Instruction Syntax"; AMDGPUOperandSyntax); the
-// emulator parses that
-// printed form once per module into Inst operands and modifiers. No bit of
-// the encoding is decoded here by hand.
+// emulator parses that printed form once per module into Inst operands and
+// modifiers. No bit of the encoding is decoded here by hand.
 #include <cctype>
 #include <cmath>
 #include <cstdlib>

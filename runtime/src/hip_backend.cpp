@@ -99,13 +99,13 @@ class HipBackend final : public DeviceBackend {
                  "hipModuleLaunchKernel");
   }
 
-  // Anything but hipStreamCaptureStatusNone reads as capturing.
   void relax_capture_mode_of_this_thread() override {
     if (!available().ok() || !api_.hipThreadExchangeStreamCaptureMode) return;
     int mode = 2;  // hipStreamCaptureModeRelaxed
     (void)api_.hipThreadExchangeStreamCaptureMode(&mode);  // a driver that refuses keeps the default mode
   }
 
+  // Anything but hipStreamCaptureStatusNone reads as capturing.
   StatusOr<bool> stream_capturing(int ordinal, void *stream) override {
     GATEJIT_RETURN_IF_ERROR(available());
     if (!api_.hipStreamIsCapturing) return device_error("this HIP runtime has no hipStreamIsCapturing");

@@ -272,14 +272,19 @@ StatusOr<RuntimeCore::Slot *> RuntimeCore::slot_for(const gatejit_gate_args_t &a
   return slot->pending ? settled(*slot, key, args.stream, wait) : slot;
 }
 
+DeviceBackend *RuntimeCore::backend_free_to_load(const CallKey &key, void *stream) {
+  auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
+  if (!backend.ok()) return nullptr;
+  auto capturing = (*backend)->stream_capturing(key.ordinal, stream);
+  return capturing.ok() && !*capturing ? *backend : nullptr;
+}
+
 RuntimeCore::Slot *RuntimeCore::settled(Slot &slot, const CallKey &key, void *stream, bool wait) {
   if (Slot *up = slot.upgraded.load(std::memory_order_acquire)) {
     // A K-split kernel swapped in without an instance for this stream: a
     // capture on it keeps the old kernel (it may not load one there).
     if (!up->split_binary || has_instance(*up, stream_key(stream))) return up;
-    auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
-    auto capturing = backend.ok() ? (*backend)->stream_capturing(key.ordinal, stream) : StatusOr<bool>(backend.status());
-    return !capturing.ok() || *capturing ? &slot : up;
+    return backend_free_to_load(key, stream) ? up : &slot;
   }
   BackgroundJob &job = *slot.pending;
   if (wait) job.wait();
@@ -290,16 +295,14 @@ RuntimeCore::Slot *RuntimeCore::settled(Slot &slot, const CallKey &key, void *st
   if (slot.upgrade_failed.load(std::memory_order_relaxed)) return &slot;
   // Never inside a graph capture (nor where the backend cannot tell): the
   // capture keeps the kernel it started with.
-  auto backend = backend_for(gatejit_device_kind_t(key.device_kind));
-  auto capturing = backend.ok() ? (*backend)->stream_capturing(key.ordinal, stream) : StatusOr<bool>(backend.status());
-  if (!capturing.ok() || *capturing) return &slot;
+  DeviceBackend *loader_backend = backend_free_to_load(key, stream);
+  if (!loader_backend) return &slot;
   // The key is taken here: the per-thread default stream is the caller's.
   const StreamKey sk = stream_key(stream);
   if (wait) return swap_in(slot, key, sk);
   // The call keeps its kernel; the loader thread loads the new one (on CUDA
   // the driver compiles its PTX at the load) and later calls follow it.
   if (!slot.loading.exchange(true, std::memory_order_acq_rel)) {
-    DeviceBackend *loader_backend = *backend;
     try {
       loader_.post([this, &slot, key, sk, loader_backend] {
         loader_backend->relax_capture_mode_of_this_thread();

@@ -134,6 +134,9 @@ class RuntimeCore {
   // swapped into (swapping it in first when it is ready and `stream` is not
   // capturing a graph).
   Slot *settled(Slot &slot, const CallKey &key, void *stream, bool wait);
+  // The call's backend where `stream` is not capturing a graph; null where it
+  // is, or where the backend cannot tell (nothing may be loaded for it then).
+  DeviceBackend *backend_free_to_load(const CallKey &key, void *stream);
   // Loads the finished job's kernel into the upgrade slot and publishes it.
   // `stream`: the key of the call that asked (taken on its thread).
   Slot *swap_in(Slot &slot, const CallKey &key, const StreamKey &stream);

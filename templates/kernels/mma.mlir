@@ -95,9 +95,9 @@
 // the block finishes them in pieces of VW columns of a row
 // (epilogue_pieces.mlir: 16-byte attn loads and out stores where allowed).
 // With ELEMENT_FINISH the wave that sums an output also finishes it (one
-// element: its attn value loaded after the K loop, 2-byte stores): for the
-// few outputs of a decode block that saves the sums' second trip through
-// workgroup memory and its barrier.
+// element: its attn value loaded where the plan places attn's load, 2-byte
+// stores): for the few outputs of a decode block that saves the sums' second
+// trip through workgroup memory and its barrier.
 //
 // With SPLITS > 1, grid z also splits K: block z takes the steps of waves
 // z * KSPLIT .. z * KSPLIT + KSPLIT - 1 of KSPLIT_ALL (= KSPLIT * SPLITS)
@@ -404,22 +404,22 @@ module attributes {gpu.container_module} {
                 : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, vector<${OWN}xf32>, vector<${OWN}x${T}>,
                    index, index, index, index, index) -> ()
           } else {
-          scf.for %o = %c0 to %own step %c1 {
-            %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
-                : (index, index, index) -> (index, index, index, i1)
-            scf.if %exists {
-              %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
-              %s_at = arith.addi %group_sums, %at : index
-              memref.store %dot, %sums[%s_at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
-            }
-          } {gatejit.unroll}
-          gpu.barrier
-          func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
-              : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
-                 memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
-                 index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
-          func.call @out_groups_done(%out, %tid, %out_col0, %mrow0, %m_i${OUT_SCALE_ARG})
-              : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
+            scf.for %o = %c0 to %own step %c1 {
+              %e, %i, %at, %exists = func.call @owned_element(%o, %kp, %lane)
+                  : (index, index, index) -> (index, index, index, i1)
+              scf.if %exists {
+                %dot = vector.extract %dots[%o] : f32 from vector<${OWN}xf32>
+                %s_at = arith.addi %group_sums, %at : index
+                memref.store %dot, %sums[%s_at] : memref<${SUMS}xf32, #gpu.address_space<workgroup>>
+              }
+            } {gatejit.unroll}
+            gpu.barrier
+            func.call @finish_pieces(%attn, %out, %sums, %ws, %tile, %tid, %bid, %mrow0, %m_i, %aligned, %attn_pre${SCALE_ARG})
+                : (memref<${A_SIZE}x${T}, #gpu.address_space<global>>, memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>,
+                   memref<${SUMS}xf32, #gpu.address_space<workgroup>>, memref<${WS_SIZE}xf32, #gpu.address_space<global>>,
+                   index, index, index, index, index, i1, vector<${PIECE_SLOTS}x${VW}x${T}>${SCALE_TYPE}) -> ()
+            func.call @out_groups_done(%out, %tid, %out_col0, %mrow0, %m_i${OUT_SCALE_ARG})
+                : (memref<${O_SIZE}x${T_OUT}, #gpu.address_space<global>>, index, index, index, index${OUT_SCALE_TYPE}) -> ()
           }
         }
       }

@@ -16,6 +16,7 @@
 
 #include "gatejit/compiler/compiler.h"
 #include "gatejit/contract.h"
+#include "support/scoped_env.h"
 #include "support/seed_contract.h"
 
 namespace gatejit::testing_support {
@@ -24,23 +25,9 @@ namespace fs = std::filesystem;
 
 // GATEJIT_MMA_TUNING set for a scope; the caller's own value (or its
 // absence) is put back afterwards.
-class ScopedMmaTuning {
+class ScopedMmaTuning : public ScopedEnv {
  public:
-  explicit ScopedMmaTuning(const char *value) {
-    if (const char *had = std::getenv(kName)) saved_ = had;
-    set(value);
-  }
-  ~ScopedMmaTuning() {
-    if (saved_) setenv(kName, saved_->c_str(), 1);
-    else unsetenv(kName);
-  }
-  ScopedMmaTuning(const ScopedMmaTuning &) = delete;
-  ScopedMmaTuning &operator=(const ScopedMmaTuning &) = delete;
-  void set(const char *value) { setenv(kName, value, 1); }
-
- private:
-  static constexpr const char *kName = "GATEJIT_MMA_TUNING";
-  std::optional<std::string> saved_;
+  explicit ScopedMmaTuning(const char *value) : ScopedEnv("GATEJIT_MMA_TUNING") { set(value); }
 };
 
 // A fresh directory per test, removed afterwards.

@@ -174,7 +174,6 @@ bool drop_to_nobody() {
   return ::setgroups(0, nullptr) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0;
 }
 
-// Restores one environment variable when the test ends.
 // ---- fixture -----------------------------------------------------------------
 
 class DiskCacheTest : public ::testing::Test {

@@ -40,8 +40,8 @@ struct GateRunRequest {
   // while the contract compiles; before launch 1 the compile is waited for
   // (the launch then posts the module load to the runtime's loader thread);
   // before each later launch, the swap. (A contract served without a
-  // compile, the generic kernel it asks for say, waits for nothing.) Each launch's explanation, taken
-  // just before it, is in GateRunReport::paths.
+  // compile, the generic kernel it asks for say, waits for nothing.) Each
+  // launch's explanation, taken just before it, is in GateRunReport::paths.
   bool background_jit = false;
   std::vector<std::string> bundles;
 };
